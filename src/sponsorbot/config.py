@@ -1,0 +1,163 @@
+"""Settings: one object, read from the environment (prefix ``SPONSORBOT_``) or a ``.env`` file."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "SPONSORBOT_"
+
+
+class Role(StrEnum):
+    """The roles one program can play; `run` with no role plays both."""
+
+    API = "api"
+    WORKER = "worker"
+
+
+class TronNetwork(StrEnum):
+    """TRON networks with an official USDT contract we accept."""
+
+    MAINNET = "mainnet"
+    NILE = "nile"
+    SHASTA = "shasta"
+
+
+_TRONGRID_URLS = {
+    TronNetwork.MAINNET: "https://api.trongrid.io",
+    TronNetwork.NILE: "https://nile.trongrid.io",
+    TronNetwork.SHASTA: "https://api.shasta.trongrid.io",
+}
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("sponsorbot", appauthor=False))
+
+
+def _check_http_url(value: str, name: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{name} must be an http:// or https:// URL, got {value!r}")
+    return value.rstrip("/")
+
+
+class Settings(BaseSettings):
+    """Every setting of DESIGN.md §5, plus the engine's tuning knobs."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+    )
+
+    database_url: str | None = None
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    telegram_api: str = "https://api.telegram.org"
+    public_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    secret_key: SecretStr | None = None
+    tron_network: TronNetwork = TronNetwork.MAINNET
+    trongrid_url: str | None = None
+    trongrid_api_key: SecretStr | None = None
+
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    pool_min_size: int = Field(default=2, ge=0, le=200)
+    pool_max_size: int = Field(default=20, ge=1, le=500)
+    statement_cache_size: int = Field(default=256, ge=0)
+
+    worker_slots: int = Field(default=32, ge=1, le=1024)
+    lock_timeout_s: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=8, ge=1, le=100)
+    send_per_bot_per_s: int = Field(default=25, ge=1, le=1000)
+    send_per_chat_per_s: int = Field(default=3, ge=1, le=100)
+    send_concurrency: int = Field(default=4, ge=1, le=64)
+    lease_s: float = Field(default=30.0, gt=0)
+    retention_days: float = Field(default=7.0, ge=0)
+    shutdown_grace_s: float = Field(default=8.0, ge=0, le=60)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("postgres", "postgresql"):
+            raise ValueError("must be a postgresql://user:password@host:port/database URL")
+        if not parts.netloc and "host=" not in parts.query:
+            raise ValueError("names no host (postgresql://user:password@host:port/database)")
+        try:
+            _ = parts.port
+        except ValueError:
+            raise ValueError("has a port that is not a number") from None
+        return value
+
+    @field_validator("telegram_api")
+    @classmethod
+    def _telegram_api(cls, value: str) -> str:
+        return _check_http_url(value, "the Bot API base")
+
+    @field_validator("public_url", "trongrid_url")
+    @classmethod
+    def _optional_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        return _check_http_url(value, "the URL")
+
+    @cached_property
+    def resolved_trongrid_url(self) -> str:
+        """TronGrid's base URL: the setting, or the network's public endpoint."""
+        return self.trongrid_url or _TRONGRID_URLS[self.tron_network]
+
+    def secret(self) -> bytes:
+        """The key that encrypts bot tokens: the setting, or one generated into the data dir."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value().encode()
+        path = self.data_dir / "secret.key"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Write-then-rename so two processes starting together agree on one key.
+            tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
+            tmp.write_text(secrets.token_urlsafe(48))
+            tmp.chmod(0o600)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink()
+        return path.read_text().strip().encode()
+
+
+# Values never echoed back in an error: they may hold passwords or keys.
+_SECRET_FIELDS = frozenset({"secret_key", "trongrid_api_key", "database_url"})
+
+
+class SettingsError(Exception):
+    """A setting has a wrong value; the message is one line naming it."""
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings, turning a validation failure into one clear line."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "?"
+        message = first["msg"].removeprefix("Value error, ")
+        line = f"invalid setting {ENV_PREFIX}{field.upper()}: {message}"
+        if field not in _SECRET_FIELDS:
+            line += f" (got {first.get('input')!r})"
+        raise SettingsError(line) from None

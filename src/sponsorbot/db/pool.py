@@ -1,0 +1,46 @@
+"""The asyncpg pool every role uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import orjson
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    # JSON in and out as Python objects, so no query ever formats JSON by hand.
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(name, encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
+
+
+async def connect(dsn: str, *, role: str = "tool") -> asyncpg.Connection:
+    """One connection with the same codecs as the pool (for LISTEN and one-off tools)."""
+    conn = await asyncpg.connect(dsn, server_settings={"application_name": f"sponsorbot-{role}"})
+    await _init_connection(conn)
+    return conn
+
+
+async def create_pool(
+    dsn: str,
+    *,
+    role: str,
+    min_size: int = 2,
+    max_size: int = 20,
+    statement_cache_size: int = 256,
+) -> asyncpg.Pool:
+    """A pool with JSON codecs, prepared-statement cache and the role in `application_name`."""
+    pool: asyncpg.Pool = await asyncpg.create_pool(
+        dsn,
+        min_size=min(min_size, max_size),
+        max_size=max_size,
+        statement_cache_size=statement_cache_size,
+        max_inactive_connection_lifetime=300,
+        init=_init_connection,
+        server_settings={"application_name": f"sponsorbot-{role}"},
+    )
+    return pool

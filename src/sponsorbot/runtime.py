@@ -1,0 +1,98 @@
+"""What `sponsorbot run` starts: the roles, the signals, an orderly shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+import uvicorn
+
+from sponsorbot.config import Role, Settings
+from sponsorbot.db.database import Database
+from sponsorbot.db.migrate import migrate
+from sponsorbot.web.app import create_app
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(Exception):
+    """A role could not start (the port is taken, the database refused us)."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: this module owns SIGTERM and SIGINT."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def run_async(main: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine on uvloop when it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
+
+
+async def run_roles(settings: Settings, roles: frozenset[Role]) -> None:
+    """Open the database, migrate, run the roles until SIGTERM/SIGINT, then stop them in order."""
+    name = "+".join(sorted(r.value for r in roles))
+    db = await Database.open(settings, name)
+    try:
+        conn = await db.connect(f"{name}-migrate")
+        try:
+            await migrate(conn)
+        finally:
+            await conn.close()
+        await _serve(settings, db, roles)
+    finally:
+        await db.close()
+
+
+async def _serve(settings: Settings, db: Database, roles: frozenset[Role]) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    tasks: dict[str, asyncio.Task[Any]] = {}
+    server: _Server | None = None
+    if Role.API in roles:
+        config = uvicorn.Config(
+            create_app(settings, db),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_s / 2)),
+        )
+        server = _Server(config)
+        tasks["api"] = asyncio.create_task(server.serve(), name="api")
+    if Role.WORKER in roles:
+        tasks["worker"] = asyncio.create_task(stop.wait(), name="worker")
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        done, _ = await asyncio.wait([stopper, *tasks.values()], return_when="FIRST_COMPLETED")
+        failed = [t for t in done if t is not stopper]
+        if server is not None and tasks["api"] in failed and not server.started:
+            raise StartupError(f"the api role could not listen on {settings.host}:{settings.port}")
+        log.info("stopping: %s", ", ".join(tasks))
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        stop.set()
+        if server is not None:
+            server.should_exit = True
+        _, pending = await asyncio.wait(
+            [*tasks.values(), stopper], timeout=settings.shutdown_grace_s
+        )
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

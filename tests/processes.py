@@ -1,0 +1,72 @@
+"""Helpers for tests that start `sponsorbot` as real processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def clean_environ(**extra: str) -> dict[str, str]:
+    """The environment without any SPONSORBOT_ setting, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
+    env.update(extra)
+    return env
+
+
+def start(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start `python -m sponsorbot ARGS`, output to a file."""
+    out = log.open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "sponsorbot", *args], env=env, stdout=out, stderr=out
+    )
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Wait until /healthz answers 200, or fail if the process exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"process exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("never healthy")
+
+
+def postgres_processes(pgdata: Path) -> list[psutil.Process]:
+    """Running postgres servers whose command line names this data dir."""
+    found = []
+    for p in psutil.process_iter(["name", "cmdline", "status"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if str(pgdata) in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(p)
+    return found
+
+
+def wait_gone(pgdata: Path, timeout: float = 10.0) -> bool:
+    """True once no server for this data dir is left."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not postgres_processes(pgdata):
+            return True
+        time.sleep(0.1)
+    return False

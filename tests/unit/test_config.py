@@ -1,0 +1,58 @@
+from pathlib import Path
+
+import pytest
+
+from sponsorbot.config import Settings, SettingsError, load_settings
+
+
+def test_defaults_need_no_settings(clean_env: Path) -> None:
+    settings = load_settings()
+    assert settings.database_url is None
+    assert settings.port == 8080
+    assert settings.host == "127.0.0.1"
+    assert settings.telegram_api == "https://api.telegram.org"
+    assert settings.data_dir.name == "sponsorbot"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("SPONSORBOT_PORT", "abc", "SPONSORBOT_PORT"),
+        ("SPONSORBOT_PORT", "70000", "SPONSORBOT_PORT"),
+        ("SPONSORBOT_DATABASE_URL", "mysql://x/y", "SPONSORBOT_DATABASE_URL"),
+        ("SPONSORBOT_DATABASE_URL", "postgresql://h:port/db", "SPONSORBOT_DATABASE_URL"),
+        ("SPONSORBOT_TELEGRAM_API", "ftp://x", "SPONSORBOT_TELEGRAM_API"),
+        ("SPONSORBOT_TRON_NETWORK", "moon", "SPONSORBOT_TRON_NETWORK"),
+    ],
+)
+def test_a_wrong_value_is_one_line_naming_the_setting(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, words: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert words in message
+    assert "\n" not in message
+
+
+def test_database_password_is_not_echoed(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPONSORBOT_DATABASE_URL", "postgresql://u:hunter2@h:nope/db")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert "hunter2" not in str(caught.value)
+
+
+def test_dotenv_file_is_read(clean_env: Path) -> None:
+    (clean_env / ".env").write_text("SPONSORBOT_PORT=9099\nSPONSORBOT_PUBLIC_URL=http://x.test/\n")
+    settings = load_settings()
+    assert settings.port == 9099
+    assert settings.public_url == "http://x.test"
+
+
+def test_generated_secret_is_stable(clean_env: Path) -> None:
+    settings = Settings(data_dir=clean_env / "data")
+    first = settings.secret()
+    assert len(first) >= 32
+    assert Settings(data_dir=clean_env / "data").secret() == first
+    assert (clean_env / "data" / "secret.key").stat().st_mode & 0o077 == 0

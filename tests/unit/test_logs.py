@@ -1,0 +1,53 @@
+import io
+import json
+import logging
+
+import pytest
+
+from sponsorbot.logs import configure_logging, mask_tokens
+
+TOKEN = "1234567890:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
+
+
+@pytest.fixture
+def captured() -> io.StringIO:
+    stream = io.StringIO()
+    configure_logging("text", "DEBUG", stream)
+    return stream
+
+
+def test_mask_tokens_inside_urls() -> None:
+    url = f"https://api.telegram.org/bot{TOKEN}/getMe"
+    assert TOKEN not in mask_tokens(url)
+    assert mask_tokens("nothing here 12:short") == "nothing here 12:short"
+
+
+def test_token_in_message_argument_and_exception_is_masked(captured: io.StringIO) -> None:
+    log = logging.getLogger("sponsorbot.test")
+    log.info(f"calling https://api.telegram.org/bot{TOKEN}/getMe")
+    log.debug("token %s and %r", TOKEN, {"token": TOKEN})
+    try:
+        raise RuntimeError(f"failed for bot{TOKEN}")
+    except RuntimeError:
+        log.exception("it broke")
+    log.warning("stack", stack_info=True, extra={"token": TOKEN})
+    out = captured.getvalue()
+    assert TOKEN not in out
+    assert out.count("<token>") >= 4
+    assert "RuntimeError" in out
+
+
+def test_json_lines_are_masked_too() -> None:
+    stream = io.StringIO()
+    configure_logging("json", "INFO", stream)
+    log = logging.getLogger("sponsorbot.test")
+    try:
+        raise ValueError(TOKEN)
+    except ValueError:
+        log.exception("token %s", TOKEN)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1
+    entry = json.loads(lines[0])
+    assert entry["level"] == "ERROR"
+    assert TOKEN not in lines[0]
+    assert "ValueError" in entry["exc"]
