@@ -1,0 +1,489 @@
+"""aiohttp Bot API client: one shared HTTP session per process, a thin wrapper per token.
+
+The request URL contains the bot token, so this module never logs URLs and never lets an aiohttp
+exception (whose text often includes the URL) escape or hang off ours as a cause or context.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import aiohttp
+
+from sponsorbot.telegram.errors import (
+    NetworkError,
+    ServerError,
+    TelegramError,
+    error_from_answer,
+    scrub,
+)
+
+__all__ = ["Bot", "BotApi", "FileUpload", "JsonDict"]
+
+log = logging.getLogger("sponsorbot.telegram")
+
+JsonDict = dict[str, Any]
+# (file name, content, content type)
+FileUpload = tuple[str, bytes, str]
+
+# getUpdates holds the request open for `timeout` seconds; the HTTP timeout needs headroom on top.
+_POLL_MARGIN_S = 10.0
+_MAX_REASON_CHARS = 200
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class BotApi:
+    """Bot API client shared by every bot of the process.
+
+    Calls go to ``{base_url}/bot{token}/{method}``. The HTTP session (and its pool of keep-alive
+    connections) is created on first use, inside the running event loop.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        connect_limit: int = 256,
+        keepalive_s: float = 900.0,
+        timeout_s: float = 35.0,
+    ) -> None:
+        """Configure the client; nothing is opened until the first call."""
+        self.base_url = base_url.rstrip("/")
+        self.connect_limit = connect_limit
+        self.keepalive_s = keepalive_s
+        self.timeout_s = timeout_s
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"BotApi({self.base_url!r})"
+
+    def bot(self, token: str) -> Bot:
+        """A :class:`Bot` calling through this client with ``token``."""
+        return Bot(self, token)
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("BotApi is closed")
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self.connect_limit, keepalive_timeout=self.keepalive_s
+            )
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    async def close(self) -> None:
+        """Close the HTTP session; later calls raise RuntimeError."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def call(
+        self,
+        token: str,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+        files: Mapping[str, FileUpload] | None = None,
+    ) -> Any:
+        """Call ``method`` and return its ``result``; raise a :class:`TelegramError` otherwise.
+
+        Parameters whose value is None are left out. Without ``files`` the parameters go as a
+        JSON body; with ``files`` everything goes as multipart form data, non-string values
+        (reply_markup, numbers, booleans) JSON-encoded.
+        """
+        session = self._get_session()
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        timeout = aiohttp.ClientTimeout(total=self.timeout_s if timeout_s is None else timeout_s)
+        log.debug("calling %s", method)
+        outcome = await self._post(session, token, method, clean, files, timeout)
+        # Raised here, outside any except block, so the aiohttp exception is not even kept as
+        # __context__ (which error reporters walk even when `from None` hides it).
+        if isinstance(outcome, TelegramError):
+            raise outcome
+        status, retry_after_header, body = outcome
+        return self._result(token, method, status, retry_after_header, body)
+
+    async def _post(
+        self,
+        session: aiohttp.ClientSession,
+        token: str,
+        method: str,
+        params: Mapping[str, Any],
+        files: Mapping[str, FileUpload] | None,
+        client_timeout: aiohttp.ClientTimeout,
+    ) -> tuple[int, str | None, bytes] | TelegramError:
+        url = f"{self.base_url}/bot{token}/{method}"
+        data: aiohttp.FormData | bytes
+        if files:
+            form = aiohttp.FormData()
+            for name, value in params.items():
+                form.add_field(name, value if isinstance(value, str) else _dumps(value))
+            for name, (filename, content, content_type) in files.items():
+                form.add_field(name, content, filename=filename, content_type=content_type)
+            data, headers = form, None
+        else:
+            data, headers = _dumps(params).encode(), {"Content-Type": "application/json"}
+        try:
+            async with session.post(
+                url, data=data, headers=headers, timeout=client_timeout
+            ) as resp:
+                body = await resp.read()
+                return resp.status, resp.headers.get("Retry-After"), body
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            return _network_error(method, exc, token)
+
+    @staticmethod
+    def _result(
+        token: str, method: str, status: int, retry_after_header: str | None, body: bytes
+    ) -> Any:
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+            raise ServerError(method, status, f"not a Bot API answer (HTTP {status})")
+        if answer["ok"]:
+            return answer.get("result")
+        raise error_from_answer(method, status, answer, retry_after_header, token)
+
+
+def _network_error(method: str, exc: BaseException, token: str) -> NetworkError:
+    # Only the class name and a scrubbed, shortened reason: aiohttp messages may hold the URL.
+    kind = type(exc).__name__
+    reason = scrub(str(exc), token)[:_MAX_REASON_CHARS]
+    if isinstance(exc, TimeoutError):
+        reason = reason or "timed out"
+    return NetworkError(method, 0, f"{kind}: {reason}" if reason else kind)
+
+
+def _typed_dict(value: Any) -> JsonDict:
+    return cast(JsonDict, value)
+
+
+class Bot:
+    """One bot's view of :class:`BotApi`: typed helpers returning the JSON as plain dicts."""
+
+    def __init__(self, api: BotApi, token: str) -> None:
+        """Bind ``token`` to ``api``; the token is never shown by repr."""
+        self.api = api
+        self._token = token
+
+    def __repr__(self) -> str:
+        return f"Bot(…{self.token_tail})"
+
+    @property
+    def token_tail(self) -> str:
+        """The last 4 characters of the token, enough to tell bots apart in logs."""
+        return self._token[-4:]
+
+    async def call(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+        files: Mapping[str, FileUpload] | None = None,
+    ) -> Any:
+        """Call any Bot API method with this bot's token (see :meth:`BotApi.call`)."""
+        return await self.api.call(self._token, method, params, timeout_s=timeout_s, files=files)
+
+    async def get_me(self) -> JsonDict:
+        """getMe: the bot's own User."""
+        return _typed_dict(await self.call("getMe"))
+
+    async def get_updates(
+        self,
+        offset: int | None = None,
+        # Bot API's own name: seconds Telegram holds the poll open, not a client-side timeout.
+        timeout: int = 0,  # noqa: ASYNC109
+        allowed_updates: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[JsonDict]:
+        """getUpdates (long polling for ``timeout`` seconds): a list of Update objects."""
+        params = {
+            "offset": offset,
+            "timeout": timeout,
+            "allowed_updates": allowed_updates,
+            "limit": limit,
+        }
+        result = await self.call("getUpdates", params, timeout_s=timeout + _POLL_MARGIN_S)
+        return cast(list[JsonDict], result)
+
+    async def set_webhook(
+        self,
+        url: str,
+        secret_token: str | None = None,
+        allowed_updates: Sequence[str] | None = None,
+        max_connections: int | None = None,
+        drop_pending_updates: bool | None = None,
+    ) -> bool:
+        """setWebhook."""
+        params = {
+            "url": url,
+            "secret_token": secret_token,
+            "allowed_updates": allowed_updates,
+            "max_connections": max_connections,
+            "drop_pending_updates": drop_pending_updates,
+        }
+        return bool(await self.call("setWebhook", params))
+
+    async def delete_webhook(self, drop_pending_updates: bool = False) -> bool:
+        """deleteWebhook."""
+        return bool(
+            await self.call("deleteWebhook", {"drop_pending_updates": drop_pending_updates})
+        )
+
+    async def get_webhook_info(self) -> JsonDict:
+        """getWebhookInfo: a WebhookInfo object."""
+        return _typed_dict(await self.call("getWebhookInfo"))
+
+    async def send_message(
+        self,
+        chat_id: int | str,
+        text: str,
+        parse_mode: str | None = "HTML",
+        reply_markup: Mapping[str, Any] | None = None,
+        protect_content: bool | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """sendMessage: the sent Message. ``extra`` passes any other Bot API parameter."""
+        params = {
+            "chat_id": chat_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "reply_markup": reply_markup,
+            "protect_content": protect_content,
+            **extra,
+        }
+        return _typed_dict(await self.call("sendMessage", params))
+
+    async def _send_media(
+        self,
+        method: str,
+        field: str,
+        chat_id: int | str,
+        file_id: str,
+        caption: str | None,
+        parse_mode: str | None,
+        reply_markup: Mapping[str, Any] | None,
+        protect_content: bool | None,
+        extra: Mapping[str, Any],
+    ) -> JsonDict:
+        params = {
+            "chat_id": chat_id,
+            field: file_id,
+            "caption": caption,
+            # A parse mode without a caption is pointless; leave it out.
+            "parse_mode": parse_mode if caption is not None else None,
+            "reply_markup": reply_markup,
+            "protect_content": protect_content,
+            **extra,
+        }
+        return _typed_dict(await self.call(method, params))
+
+    async def send_document(
+        self,
+        chat_id: int | str,
+        document: str,
+        caption: str | None = None,
+        parse_mode: str | None = "HTML",
+        reply_markup: Mapping[str, Any] | None = None,
+        protect_content: bool | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """sendDocument by file_id (or URL): the sent Message."""
+        return await self._send_media(
+            "sendDocument",
+            "document",
+            chat_id,
+            document,
+            caption,
+            parse_mode,
+            reply_markup,
+            protect_content,
+            extra,
+        )
+
+    async def send_video(
+        self,
+        chat_id: int | str,
+        video: str,
+        caption: str | None = None,
+        parse_mode: str | None = "HTML",
+        reply_markup: Mapping[str, Any] | None = None,
+        protect_content: bool | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """sendVideo by file_id (or URL): the sent Message."""
+        return await self._send_media(
+            "sendVideo",
+            "video",
+            chat_id,
+            video,
+            caption,
+            parse_mode,
+            reply_markup,
+            protect_content,
+            extra,
+        )
+
+    async def send_photo(
+        self,
+        chat_id: int | str,
+        photo: str,
+        caption: str | None = None,
+        parse_mode: str | None = "HTML",
+        reply_markup: Mapping[str, Any] | None = None,
+        protect_content: bool | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """sendPhoto by file_id (or URL): the sent Message."""
+        return await self._send_media(
+            "sendPhoto",
+            "photo",
+            chat_id,
+            photo,
+            caption,
+            parse_mode,
+            reply_markup,
+            protect_content,
+            extra,
+        )
+
+    async def copy_message(
+        self,
+        chat_id: int | str,
+        from_chat_id: int | str,
+        message_id: int,
+        caption: str | None = None,
+        parse_mode: str | None = None,
+        reply_markup: Mapping[str, Any] | None = None,
+        protect_content: bool | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """copyMessage: a MessageId object ``{"message_id": ...}``."""
+        params = {
+            "chat_id": chat_id,
+            "from_chat_id": from_chat_id,
+            "message_id": message_id,
+            "caption": caption,
+            "parse_mode": parse_mode,
+            "reply_markup": reply_markup,
+            "protect_content": protect_content,
+            **extra,
+        }
+        return _typed_dict(await self.call("copyMessage", params))
+
+    async def edit_message_text(
+        self,
+        chat_id: int | str,
+        message_id: int,
+        text: str,
+        parse_mode: str | None = "HTML",
+        reply_markup: Mapping[str, Any] | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """editMessageText: the edited Message."""
+        params = {
+            "chat_id": chat_id,
+            "message_id": message_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "reply_markup": reply_markup,
+            **extra,
+        }
+        return _typed_dict(await self.call("editMessageText", params))
+
+    async def edit_message_reply_markup(
+        self,
+        chat_id: int | str,
+        message_id: int,
+        reply_markup: Mapping[str, Any] | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """editMessageReplyMarkup (no markup removes the keyboard): the edited Message."""
+        params = {
+            "chat_id": chat_id,
+            "message_id": message_id,
+            "reply_markup": reply_markup,
+            **extra,
+        }
+        return _typed_dict(await self.call("editMessageReplyMarkup", params))
+
+    async def delete_message(self, chat_id: int | str, message_id: int) -> bool:
+        """deleteMessage."""
+        return bool(
+            await self.call("deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+        )
+
+    async def answer_callback_query(
+        self,
+        callback_query_id: str,
+        text: str | None = None,
+        show_alert: bool | None = None,
+        url: str | None = None,
+        cache_time: int | None = None,
+    ) -> bool:
+        """answerCallbackQuery."""
+        params = {
+            "callback_query_id": callback_query_id,
+            "text": text,
+            "show_alert": show_alert,
+            "url": url,
+            "cache_time": cache_time,
+        }
+        return bool(await self.call("answerCallbackQuery", params))
+
+    async def get_chat(self, chat_id: int | str) -> JsonDict:
+        """getChat: a ChatFullInfo object."""
+        return _typed_dict(await self.call("getChat", {"chat_id": chat_id}))
+
+    async def get_chat_member(self, chat_id: int | str, user_id: int) -> JsonDict:
+        """getChatMember: a ChatMember object (read its ``status``)."""
+        return _typed_dict(
+            await self.call("getChatMember", {"chat_id": chat_id, "user_id": user_id})
+        )
+
+    async def get_chat_administrators(self, chat_id: int | str) -> list[JsonDict]:
+        """getChatAdministrators: a list of ChatMember objects."""
+        result = await self.call("getChatAdministrators", {"chat_id": chat_id})
+        return cast(list[JsonDict], result)
+
+    async def create_chat_invite_link(
+        self,
+        chat_id: int | str,
+        name: str | None = None,
+        creates_join_request: bool | None = None,
+        expire_date: int | None = None,
+        member_limit: int | None = None,
+    ) -> JsonDict:
+        """createChatInviteLink: a ChatInviteLink object."""
+        params = {
+            "chat_id": chat_id,
+            "name": name,
+            "creates_join_request": creates_join_request,
+            "expire_date": expire_date,
+            "member_limit": member_limit,
+        }
+        return _typed_dict(await self.call("createChatInviteLink", params))
+
+    async def approve_chat_join_request(self, chat_id: int | str, user_id: int) -> bool:
+        """approveChatJoinRequest."""
+        return bool(
+            await self.call("approveChatJoinRequest", {"chat_id": chat_id, "user_id": user_id})
+        )
+
+    async def decline_chat_join_request(self, chat_id: int | str, user_id: int) -> bool:
+        """declineChatJoinRequest."""
+        return bool(
+            await self.call("declineChatJoinRequest", {"chat_id": chat_id, "user_id": user_id})
+        )
