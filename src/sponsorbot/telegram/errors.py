@@ -27,7 +27,8 @@ __all__ = [
 ]
 
 # Tokens look like "123456789:AA...35 chars"; yarl may percent-encode the colon inside a URL.
-_TOKEN_RE = re.compile(r"\d{5,}(?::|%3A)[A-Za-z0-9_-]{35}", re.IGNORECASE)
+# Three digits, not five, as in sponsorbot.logs: tokens given to the simulator may have short ids.
+_TOKEN_RE = re.compile(r"\d{3,}(?::|%3A)[A-Za-z0-9_-]{35}", re.IGNORECASE)
 _RETRY_AFTER_RE = re.compile(r"retry after (\d+(?:\.\d+)?)", re.IGNORECASE)
 _REDACTED = "<token>"
 
