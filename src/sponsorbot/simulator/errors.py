@@ -43,7 +43,7 @@ def unauthorized() -> ApiError:
 
 def method_not_found() -> ApiError:
     """The answer to an unknown method name."""
-    return ApiError(404, "Not Found: method not found")
+    return ApiError(404, "Not Found")
 
 
 def webhook_conflict() -> ApiError:

@@ -1,0 +1,68 @@
+"""The simulator's HTTP server: app factory, an async ``serve`` and a blocking ``run``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+from aiohttp import web
+
+from sponsorbot.simulator import botapi, control, phone
+from sponsorbot.simulator.botapi import SIMULATOR_KEY
+from sponsorbot.simulator.state import Options, Simulator
+
+# Uploads through sendDocument and friends can be large; Telegram allows 50 MB.
+MAX_BODY = 50 * 1024 * 1024
+
+
+def create_app(**options: Any) -> web.Application:
+    """Build the simulator app; ``options`` are the fields of :class:`Options`
+    (seed, latency_ms, jitter_ms, per_bot_per_second, per_chat_per_second, ...)."""
+    sim = Simulator(Options(**options))
+    app = web.Application(client_max_size=MAX_BODY)
+    app[SIMULATOR_KEY] = sim
+    app.router.add_route("*", "/bot{token}/{method}", botapi.handle)
+    control.setup(app)
+    phone.setup(app)
+
+    async def close(_app: web.Application) -> None:
+        await sim.close()
+
+    app.on_cleanup.append(close)
+    return app
+
+
+async def serve(host: str, port: int, **options: Any) -> None:
+    """Serve on ``host:port`` until cancelled."""
+    runner = web.AppRunner(create_app(**options), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, backlog=1024)
+        await site.start()
+        print(f"Telegram simulator on http://{host}:{port} (phone: /_sim/phone)", flush=True)
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def run(host: str = "127.0.0.1", port: int = 8081, **options: Any) -> None:
+    """Serve until SIGINT or SIGTERM, on uvloop when it is installed."""
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serve(host, port, **options)
+
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main())
+    else:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())

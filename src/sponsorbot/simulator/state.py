@@ -1,0 +1,61 @@
+"""One running simulator: the world plus limits, faults, latency, the call log and webhooks."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sponsorbot.simulator.calllog import CallLog
+from sponsorbot.simulator.limits import Faults, FloodLimiter, Latency
+from sponsorbot.simulator.params import Params
+from sponsorbot.simulator.webhooks import Webhooks
+from sponsorbot.simulator.world import Bot, World
+
+
+@dataclass(slots=True)
+class Options:
+    """Start-up settings of a simulator (all of them can be changed later, except the seed)."""
+
+    seed: int | None = None
+    latency_ms: float = 0.0
+    jitter_ms: float = 0.0
+    per_bot_per_second: int = 30
+    per_chat_per_second: int = 5
+    webhook_retry_base: float = 1.0
+    webhook_timeout: float = 10.0
+    callback_timeout: float = 15.0
+    poll_timeout_cap: float = 50.0
+
+
+class Simulator:
+    """Everything one simulator process keeps in memory."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.world = World(options.seed)
+        self.limiter = FloodLimiter(options.per_bot_per_second, options.per_chat_per_second)
+        self.faults = Faults(options.seed)
+        self.latency = Latency(options.latency_ms, options.jitter_ms, options.seed)
+        self.calls = CallLog()
+        self.webhooks = Webhooks(options.webhook_retry_base, options.webhook_timeout)
+
+    async def reset(self) -> None:
+        """Back to an empty world with the same seed; limits, faults and latency as started."""
+        await self.webhooks.stop_all()
+        self.__init__(self.options)  # type: ignore[misc]
+
+    async def close(self) -> None:
+        """Stop webhook delivery and release its HTTP session."""
+        await self.webhooks.close()
+
+
+@dataclass(slots=True)
+class Described:
+    """A successful result that also carries a ``description`` (as setWebhook's does)."""
+
+    result: Any
+    description: str
+
+
+Handler = Callable[[Simulator, Bot, Params], Awaitable[Any]]
