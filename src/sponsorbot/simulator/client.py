@@ -1,0 +1,278 @@
+"""A thin async client for the simulator's control API (tests, the demo, the load test)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import orjson
+
+
+class SimulatorError(Exception):
+    """The control API refused an action (``status`` is 400 or 404)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+BotRef = int | str
+
+
+class SimulatorClient:
+    """Drive a running simulator at ``base_url`` (for example ``http://127.0.0.1:8081``)."""
+
+    def __init__(self, base_url: str, session: aiohttp.ClientSession | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._session = session
+        self._own_session = session is None
+
+    async def __aenter__(self) -> SimulatorClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the HTTP session if this client made it."""
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        return self._session
+
+    async def _call(self, path: str, body: dict[str, Any] | None = None, get: bool = False) -> Any:
+        url = f"{self.base_url}/_sim/{path}"
+        clean = {k: v for k, v in (body or {}).items() if v is not None}
+        if get:
+            request = self._http().get(url, params={k: str(v) for k, v in clean.items()})
+        else:
+            request = self._http().post(url, data=orjson.dumps(clean))
+        async with request as response:
+            data = orjson.loads(await response.read())
+        if not data.get("ok"):
+            raise SimulatorError(response.status, data.get("error", "unknown error"))
+        return data["result"]
+
+    def api_url(self, token: str, method: str) -> str:
+        """The Bot API URL of ``method`` for ``token`` on this simulator."""
+        return f"{self.base_url}/bot{token}/{method}"
+
+    # World -------------------------------------------------------------------------------
+
+    async def create_bot(
+        self, username: str, token: str | None = None, first_name: str | None = None
+    ) -> dict[str, Any]:
+        """A new bot: ``{"id", "token", "username", "first_name"}``."""
+        body = {"username": username, "token": token, "first_name": first_name}
+        result: dict[str, Any] = await self._call("bots", body)
+        return result
+
+    async def create_user(
+        self,
+        first_name: str = "User",
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = None,
+    ) -> dict[str, Any]:
+        """A new person, as a Bot API User object."""
+        body = {
+            "first_name": first_name,
+            "last_name": last_name,
+            "username": username,
+            "language_code": language_code,
+        }
+        result: dict[str, Any] = await self._call("users", body)
+        return result
+
+    async def create_channel(
+        self,
+        title: str,
+        username: str | None = None,
+        private: bool = False,
+        join_request: bool = False,
+        chat_type: str = "channel",
+        owner_id: int | None = None,
+    ) -> dict[str, Any]:
+        """A new channel: its Chat object plus ``owner_id`` and primary ``invite_link``."""
+        body = {
+            "title": title,
+            "username": username,
+            "private": private,
+            "join_request": join_request,
+            "type": chat_type,
+            "owner_id": owner_id,
+        }
+        result: dict[str, Any] = await self._call("channels", body)
+        return result
+
+    async def make_admin(self, chat_id: int | str, member_id: int, **rights: bool) -> Any:
+        """Make a bot or person an administrator; unnamed rights take Telegram's defaults."""
+        return await self._call(
+            "admins", {"chat_id": chat_id, "member_id": member_id, "rights": rights}
+        )
+
+    async def remove_admin(self, chat_id: int | str, member_id: int, remove: bool = False) -> Any:
+        """Demote an administrator to member (``remove``: out of the chat)."""
+        body = {"chat_id": chat_id, "member_id": member_id, "remove": remove}
+        return await self._call("admins/remove", body)
+
+    async def revoke_token(self, bot: BotRef) -> str:
+        """Revoke a bot's token; returns the new one."""
+        result = await self._call("revoke_token", {"bot": bot})
+        return str(result["token"])
+
+    async def reset(self) -> None:
+        """Empty the world (same seed)."""
+        await self._call("reset")
+
+    # People's actions --------------------------------------------------------------------
+
+    async def open_link(self, user_id: int, bot: BotRef, payload: str = "") -> dict[str, Any]:
+        """The person opens ``t.me/<bot>?start=<payload>``: ``{"message_id", "ts"}``."""
+        body = {"user_id": user_id, "bot": bot, "payload": payload}
+        result: dict[str, Any] = await self._call("open_link", body)
+        return result
+
+    async def open_url(self, user_id: int, url: str) -> dict[str, Any]:
+        """The person taps any t.me URL (bot start link, public channel or invite link)."""
+        result: dict[str, Any] = await self._call("open_url", {"user_id": user_id, "url": url})
+        return result
+
+    async def send_text(self, user_id: int, bot: BotRef, text: str) -> dict[str, Any]:
+        """The person sends the bot a text."""
+        body = {"user_id": user_id, "bot": bot, "text": text}
+        result: dict[str, Any] = await self._call("send_text", body)
+        return result
+
+    async def send_file(
+        self,
+        user_id: int,
+        bot: BotRef,
+        kind: str = "document",
+        file_name: str | None = None,
+        caption: str | None = None,
+    ) -> dict[str, Any]:
+        """The person sends the bot a file: ``{"message_id", "file_id", "ts"}``."""
+        body = {
+            "user_id": user_id,
+            "bot": bot,
+            "kind": kind,
+            "file_name": file_name,
+            "caption": caption,
+        }
+        result: dict[str, Any] = await self._call("send_file", body)
+        return result
+
+    async def press_button(
+        self, user_id: int, bot: BotRef, message_id: int, callback_data: str
+    ) -> str:
+        """The person presses an inline button; returns the callback query id."""
+        body = {
+            "user_id": user_id,
+            "bot": bot,
+            "message_id": message_id,
+            "callback_data": callback_data,
+        }
+        result = await self._call("press_button", body)
+        return str(result["callback_query_id"])
+
+    async def join(
+        self, user_id: int, chat_id: int | str | None = None, invite_link: str | None = None
+    ) -> str:
+        """The person joins; returns ``member`` or ``pending`` (a join request was made)."""
+        body = {"user_id": user_id, "chat_id": chat_id, "invite_link": invite_link}
+        result = await self._call("join", body)
+        return str(result["status"])
+
+    async def leave(self, user_id: int, chat_id: int | str) -> None:
+        """The person leaves the chat."""
+        await self._call("leave", {"user_id": user_id, "chat_id": chat_id})
+
+    async def request_join(
+        self, user_id: int, chat_id: int | str | None = None, invite_link: str | None = None
+    ) -> None:
+        """The person asks to join."""
+        body = {"user_id": user_id, "chat_id": chat_id, "invite_link": invite_link}
+        await self._call("request_join", body)
+
+    async def block_bot(self, user_id: int, bot: BotRef, blocked: bool = True) -> None:
+        """The person blocks (or unblocks) the bot."""
+        await self._call("block", {"user_id": user_id, "bot": bot, "blocked": blocked})
+
+    async def deactivate_user(self, user_id: int) -> None:
+        """The person deletes their account."""
+        await self._call("deactivate", {"user_id": user_id})
+
+    # Conditions --------------------------------------------------------------------------
+
+    async def set_latency(self, fixed_ms: float, jitter_ms: float = 0.0) -> None:
+        """Every Bot API call waits ``fixed_ms`` plus up to ``jitter_ms``."""
+        await self._call("latency", {"fixed_ms": fixed_ms, "jitter_ms": jitter_ms})
+
+    async def set_fault(
+        self,
+        method: str = "*",
+        error_rate: float = 0.0,
+        status: int = 500,
+        timeout_rate: float = 0.0,
+        hang_seconds: float = 30.0,
+        force_429_next: int = 0,
+        retry_after: int = 1,
+    ) -> None:
+        """Replace the faults of ``method`` (``*``: all methods)."""
+        body = {
+            "method": method,
+            "error_rate": error_rate,
+            "status": status,
+            "timeout_rate": timeout_rate,
+            "hang_seconds": hang_seconds,
+            "force_429_next": force_429_next,
+            "retry_after": retry_after,
+        }
+        await self._call("faults", body)
+
+    async def clear_faults(self) -> None:
+        """No more faults."""
+        await self._call("faults/clear")
+
+    async def set_limits(
+        self, per_bot_per_second: int | None = None, per_chat_per_second: int | None = None
+    ) -> dict[str, int]:
+        """Change Telegram's flood limits."""
+        body = {
+            "per_bot_per_second": per_bot_per_second,
+            "per_chat_per_second": per_chat_per_second,
+        }
+        result: dict[str, int] = await self._call("limits", body)
+        return result
+
+    # Reading -----------------------------------------------------------------------------
+
+    async def read_chat(self, user_id: int, bot: BotRef) -> list[dict[str, Any]]:
+        """The person's chat with the bot: messages with text, buttons, media, edited/deleted."""
+        result = await self._call("chat", {"user_id": user_id, "bot": bot}, get=True)
+        messages: list[dict[str, Any]] = result["messages"]
+        return messages
+
+    async def callback_answers(self, user_id: int, bot: BotRef) -> list[dict[str, Any]]:
+        """The bot's answerCallbackQuery calls for this person (toasts and alerts)."""
+        result = await self._call("chat", {"user_id": user_id, "bot": bot}, get=True)
+        answers: list[dict[str, Any]] = result["callback_answers"]
+        return answers
+
+    async def call_log(self, since: int = 0, limit: int = 10_000) -> list[dict[str, Any]]:
+        """Bot API calls after sequence number ``since``: seq, ts, method, bot_id, chat_id,
+        ok, error_code, message_id (``ts`` of a send is when it was accepted)."""
+        result = await self._call("calls", {"since": since, "limit": limit}, get=True)
+        calls: list[dict[str, Any]] = result["calls"]
+        return calls
