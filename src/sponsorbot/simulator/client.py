@@ -126,6 +126,11 @@ class SimulatorClient:
         body = {"chat_id": chat_id, "member_id": member_id, "remove": remove}
         return await self._call("admins/remove", body)
 
+    async def set_status(self, chat_id: int | str, member_id: int, status: str) -> None:
+        """Make a person ``member``, ``restricted``, ``kicked`` (banned) or ``left``."""
+        body = {"chat_id": chat_id, "member_id": member_id, "status": status}
+        await self._call("status", body)
+
     async def revoke_token(self, bot: BotRef) -> str:
         """Revoke a bot's token; returns the new one."""
         result = await self._call("revoke_token", {"bot": bot})

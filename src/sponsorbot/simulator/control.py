@@ -57,6 +57,11 @@ def _link(sim: Simulator, body: Body) -> InviteLink | None:
     return link
 
 
+def _owner(sim: Simulator, chat: Chat) -> Account:
+    creator = next(m for m in chat.members.values() if m.status == "creator")
+    return sim.world.accounts[creator.account_id]
+
+
 def bot_json(bot: Bot) -> dict[str, Any]:
     """A bot as the control API shows it (with its token)."""
     return {
@@ -133,6 +138,17 @@ async def remove_admin(sim: Simulator, body: Body) -> Any:
     )
     status = "left" if body.get("remove") else "member"
     actions.set_member(sim.world, chat, account, status, owner)
+    return {"status": status}
+
+
+async def set_status(sim: Simulator, body: Body) -> Any:
+    """Put a person in ``status`` (member, restricted, kicked, left) by the chat's owner."""
+    chat = _chat(sim, body)
+    account = _user(sim, body, "member_id")
+    status = body.get("status")
+    if status not in ("member", "restricted", "kicked", "left"):
+        raise ValueError("status must be member, restricted, kicked or left")
+    actions.set_member(sim.world, chat, account, status, _owner(sim, chat))
     return {"status": status}
 
 
@@ -327,6 +343,7 @@ ROUTES: dict[str, Action] = {
     "channels": create_channel,
     "admins": make_admin,
     "admins/remove": remove_admin,
+    "status": set_status,
     "open_link": open_link,
     "open_url": open_url,
     "send_text": send_text,

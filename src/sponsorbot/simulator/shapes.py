@@ -17,6 +17,24 @@ from sponsorbot.simulator.world import (
     World,
 )
 
+# A restricted member's permissions; the simulator restricts everything.
+RESTRICTED_PERMISSIONS = (
+    "can_send_messages",
+    "can_send_audios",
+    "can_send_documents",
+    "can_send_photos",
+    "can_send_videos",
+    "can_send_video_notes",
+    "can_send_voice_notes",
+    "can_send_polls",
+    "can_send_other_messages",
+    "can_add_web_page_previews",
+    "can_change_info",
+    "can_invite_users",
+    "can_pin_messages",
+    "can_manage_topics",
+)
+
 
 def file_json(file: File) -> dict[str, Any]:
     """PhotoSize, Video or Document, depending on the file's kind."""
@@ -84,6 +102,8 @@ def member_json(world: World, chat: Chat, member: Member, viewer_id: int) -> dic
             out[right] = member.rights.get(right, False)
     elif member.status == "restricted":
         out["is_member"] = True
+        for permission in RESTRICTED_PERMISSIONS:
+            out[permission] = False
         out["until_date"] = member.until_date
     elif member.status == "kicked":
         out["until_date"] = member.until_date
