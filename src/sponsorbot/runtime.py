@@ -14,6 +14,8 @@ import uvicorn
 from sponsorbot.config import Role, Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
+from sponsorbot.engine.core import Engine
+from sponsorbot.engine.handlers import Registry
 from sponsorbot.web.app import create_app
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,11 @@ def run_async(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
+def build_registry() -> Registry:
+    """Every feature's handlers, registered with the engine."""
+    return Registry()
+
+
 async def run_roles(settings: Settings, roles: frozenset[Role]) -> None:
     """Open the database, migrate, run the roles until SIGTERM/SIGINT, then stop them in order."""
     name = "+".join(sorted(r.value for r in roles))
@@ -51,12 +58,16 @@ async def run_roles(settings: Settings, roles: frozenset[Role]) -> None:
             await migrate(conn)
         finally:
             await conn.close()
-        await _serve(settings, db, roles)
+        engine = Engine(settings, db.pool, db.dsn, build_registry())
+        try:
+            await _serve(settings, db, engine, roles)
+        finally:
+            await engine.close()
     finally:
         await db.close()
 
 
-async def _serve(settings: Settings, db: Database, roles: frozenset[Role]) -> None:
+async def _serve(settings: Settings, db: Database, engine: Engine, roles: frozenset[Role]) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -65,7 +76,7 @@ async def _serve(settings: Settings, db: Database, roles: frozenset[Role]) -> No
     server: _Server | None = None
     if Role.API in roles:
         config = uvicorn.Config(
-            create_app(settings, db),
+            create_app(settings, db, engine),
             host=settings.host,
             port=settings.port,
             log_config=None,
@@ -76,7 +87,9 @@ async def _serve(settings: Settings, db: Database, roles: frozenset[Role]) -> No
         server = _Server(config)
         tasks["api"] = asyncio.create_task(server.serve(), name="api")
     if Role.WORKER in roles:
-        tasks["worker"] = asyncio.create_task(stop.wait(), name="worker")
+        tasks["worker"] = asyncio.create_task(engine.run_worker(stop), name="worker")
+    else:
+        engine.listen()
     stopper = asyncio.create_task(stop.wait())
     try:
         done, _ = await asyncio.wait([stopper, *tasks.values()], return_when="FIRST_COMPLETED")

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
+from sponsorbot.engine.core import Engine
+from sponsorbot.engine.health import bot_status, prometheus_text
+from sponsorbot.web.webhooks import webhook_router
 
 
-def create_app(settings: Settings, db: Database) -> FastAPI:
-    """The api role's application: health now; the owner API and panel mount here."""
+def create_app(settings: Settings, db: Database, engine: Engine) -> FastAPI:
+    """The api role's application: health, metrics, webhooks; the owner API and panel mount here."""
     app = FastAPI(
         title="Sponsorbot",
         version=__version__,
@@ -22,6 +25,8 @@ def create_app(settings: Settings, db: Database) -> FastAPI:
     )
     app.state.settings = settings
     app.state.db = db
+    app.state.engine = engine
+    app.include_router(webhook_router(db.pool, engine.notifier))
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
@@ -35,5 +40,10 @@ def create_app(settings: Settings, db: Database) -> FastAPI:
         if not current:
             return JSONResponse({"status": "migrating"}, status_code=503)
         return JSONResponse({"status": "ok", "version": __version__})
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> PlainTextResponse:
+        rows = await bot_status(db.pool)
+        return PlainTextResponse(prometheus_text(rows), media_type="text/plain; version=0.0.4")
 
     return app

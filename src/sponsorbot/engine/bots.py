@@ -1,0 +1,237 @@
+"""Bots: add, pause, resume, remove; the directory of active bots a worker serves."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.handlers import BotInfo
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.tokens import TokenBox, TokenError, bot_id_of, tail
+from sponsorbot.engine.updates import ALLOWED_UPDATES
+from sponsorbot.telegram import BotApi, TelegramError, Unauthorized
+
+log = logging.getLogger(__name__)
+
+BOT_COLUMNS = "id, username, mode, status, token_tail, created_at, updated_at"
+INSERT_BOT = """
+INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO NOTHING
+RETURNING id
+"""
+ACTIVE_BOTS = "SELECT id, username, mode, status, token_enc FROM bots WHERE status = 'active'"
+WEBHOOK_TARGET = "SELECT id, status, webhook_secret_hash FROM bots WHERE webhook_path = $1"
+SET_STATUS = "UPDATE bots SET status = $2, updated_at = now() WHERE id = $1 RETURNING id"
+SET_SECRET = "UPDATE bots SET webhook_secret_hash = $2, updated_at = now() WHERE id = $1"
+SET_MODE = "UPDATE bots SET mode = $2, updated_at = now() WHERE id = $1"
+BOT_TOKEN = "SELECT token_enc, webhook_path, mode FROM bots WHERE id = $1"
+
+BOTS_CHANGED = "bots"
+
+
+class BotError(Exception):
+    """A bot operation the owner asked for cannot be done; the message says why."""
+
+
+class BotTokenMalformed(BotError):
+    """The text is not shaped like a bot token."""
+
+
+class BotTokenRefused(BotError):
+    """Telegram refused the token."""
+
+
+class BotExists(BotError):
+    """This bot is already connected."""
+
+
+class BotNotFound(BotError):
+    """No bot with that id."""
+
+
+class WebhookUnavailable(BotError):
+    """Webhook mode without SPONSORBOT_PUBLIC_URL."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveBot:
+    """An active bot with its decrypted token, as a worker holds it."""
+
+    info: BotInfo
+    token: str
+
+
+def secret_hash(secret: str) -> bytes:
+    """What is stored of a webhook secret."""
+    return hashlib.sha256(secret.encode()).digest()
+
+
+class BotService:
+    """The engine-level operations on bots (the owner API puts them behind HTTP)."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        api: BotApi,
+        box: TokenBox,
+        public_url: str | None,
+        notifier: Notifier | None = None,
+    ) -> None:
+        self.pool = pool
+        self.api = api
+        self.box = box
+        self.public_url = public_url
+        self.notifier = notifier
+
+    def default_mode(self) -> str:
+        """Webhooks when there is a public URL, long polling otherwise."""
+        return "webhook" if self.public_url else "polling"
+
+    async def add(self, token: str, mode: str | None = None) -> dict[str, Any]:
+        """Check the token live with getMe, store it encrypted, set up webhook or polling."""
+        token = token.strip()
+        try:
+            bot_id = bot_id_of(token)
+        except TokenError as exc:
+            raise BotTokenMalformed(str(exc)) from None
+        mode = mode or self.default_mode()
+        if mode == "webhook" and not self.public_url:
+            raise WebhookUnavailable(
+                "webhook mode needs SPONSORBOT_PUBLIC_URL; choose polling or set it"
+            )
+        telegram = self.api.bot(token)
+        try:
+            me = await telegram.get_me()
+        except Unauthorized:
+            raise BotTokenRefused("Telegram refused this token (401 Unauthorized)") from None
+        except TelegramError as exc:
+            raise BotTokenRefused(f"Telegram did not accept the token: {exc.description}") from None
+        if me.get("id") != bot_id:
+            raise BotTokenRefused("Telegram answered for a different bot than the token names")
+        path = secrets.token_urlsafe(24)
+        secret = secrets.token_urlsafe(32)
+        inserted = await self.pool.fetchval(
+            INSERT_BOT,
+            bot_id,
+            str(me.get("username", "")),
+            self.box.seal(token),
+            tail(token),
+            mode,
+            path,
+            secret_hash(secret),
+        )
+        if inserted is None:
+            raise BotExists(f"@{me.get('username')} is already connected")
+        await self._connect(bot_id, token, mode, path, secret)
+        self._changed()
+        return await self.get(bot_id)
+
+    async def _connect(self, bot_id: int, token: str, mode: str, path: str, secret: str) -> None:
+        telegram = self.api.bot(token)
+        if mode == "webhook":
+            await telegram.set_webhook(
+                f"{self.public_url}/tg/{path}",
+                secret_token=secret,
+                allowed_updates=list(ALLOWED_UPDATES),
+                max_connections=40,
+            )
+        else:
+            await telegram.delete_webhook()
+
+    async def get(self, bot_id: int) -> dict[str, Any]:
+        """One bot's public fields (never the token)."""
+        row = await self.pool.fetchrow(f"SELECT {BOT_COLUMNS} FROM bots WHERE id = $1", bot_id)
+        if row is None:
+            raise BotNotFound(f"no bot with id {bot_id}")
+        return dict(row)
+
+    async def all(self) -> list[dict[str, Any]]:
+        """All bots' public fields, oldest first."""
+        rows = await self.pool.fetch(f"SELECT {BOT_COLUMNS} FROM bots ORDER BY created_at, id")
+        return [dict(r) for r in rows]
+
+    async def token(self, bot_id: int) -> str:
+        """The decrypted token of a bot (for the engine's own calls only)."""
+        row = await self.pool.fetchrow(BOT_TOKEN, bot_id)
+        if row is None:
+            raise BotNotFound(f"no bot with id {bot_id}")
+        return self.box.open(row["token_enc"])
+
+    async def pause(self, bot_id: int) -> dict[str, Any]:
+        """Stop taking and sending updates for a bot; its webhook is removed."""
+        token = await self.token(bot_id)
+        await self.pool.execute(SET_STATUS, bot_id, "paused")
+        try:
+            await self.api.bot(token).delete_webhook()
+        except TelegramError as exc:
+            log.warning("bot %s paused, but deleteWebhook failed: %s", bot_id, exc)
+        self._changed()
+        return await self.get(bot_id)
+
+    async def resume(self, bot_id: int) -> dict[str, Any]:
+        """Serve a paused bot again (a refused token is checked again first)."""
+        token = await self.token(bot_id)
+        row = await self.pool.fetchrow(BOT_TOKEN, bot_id)
+        assert row is not None
+        try:
+            await self.api.bot(token).get_me()
+        except Unauthorized:
+            await self.pool.execute(SET_STATUS, bot_id, "token_refused")
+            raise BotTokenRefused("Telegram still refuses this bot's token") from None
+        secret = secrets.token_urlsafe(32)
+        await self.pool.execute(SET_SECRET, bot_id, secret_hash(secret))
+        await self._connect(bot_id, token, row["mode"], row["webhook_path"], secret)
+        await self.pool.execute(SET_STATUS, bot_id, "active")
+        self._changed()
+        return await self.get(bot_id)
+
+    async def set_mode(self, bot_id: int, mode: str) -> dict[str, Any]:
+        """Switch between webhook and long polling."""
+        if mode == "webhook" and not self.public_url:
+            raise WebhookUnavailable("webhook mode needs SPONSORBOT_PUBLIC_URL")
+        token = await self.token(bot_id)
+        row = await self.pool.fetchrow(BOT_TOKEN, bot_id)
+        assert row is not None
+        secret = secrets.token_urlsafe(32)
+        await self.pool.execute(SET_SECRET, bot_id, secret_hash(secret))
+        await self.pool.execute(SET_MODE, bot_id, mode)
+        await self._connect(bot_id, token, mode, row["webhook_path"], secret)
+        self._changed()
+        return await self.get(bot_id)
+
+    async def remove(self, bot_id: int) -> None:
+        """Delete the webhook and the bot with everything queued for it."""
+        token = await self.token(bot_id)
+        try:
+            await self.api.bot(token).delete_webhook()
+        except TelegramError as exc:
+            log.warning("removing bot %s: deleteWebhook failed: %s", bot_id, exc)
+        await self.pool.execute("DELETE FROM bots WHERE id = $1", bot_id)
+        self._changed()
+
+    async def mark_token_refused(self, bot_id: int) -> None:
+        """Telegram answered 401: stop everything for this bot until the owner acts."""
+        await self.pool.execute(SET_STATUS, bot_id, "token_refused")
+        log.warning("bot %s: Telegram refused its token; sender and poller stop", bot_id)
+        self._changed()
+
+    async def active(self) -> list[ActiveBot]:
+        """Active bots with their tokens decrypted."""
+        rows = await self.pool.fetch(ACTIVE_BOTS)
+        return [
+            ActiveBot(
+                BotInfo(r["id"], r["username"], r["mode"], r["status"]),
+                self.box.open(r["token_enc"]),
+            )
+            for r in rows
+        ]
+
+    def _changed(self) -> None:
+        if self.notifier is not None:
+            self.notifier.wake(BOTS_CHANGED)

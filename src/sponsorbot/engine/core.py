@@ -1,0 +1,105 @@
+"""The engine assembled: what the api role and the worker role each run of it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import asyncpg
+
+from sponsorbot.config import Settings
+from sponsorbot.engine import janitor
+from sponsorbot.engine.bots import BotService
+from sponsorbot.engine.handlers import Registry
+from sponsorbot.engine.leases import Leases, new_owner
+from sponsorbot.engine.manager import BotManager
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.scheduler import Scheduler
+from sponsorbot.engine.tokens import TokenBox
+from sponsorbot.engine.worker import Worker
+from sponsorbot.telegram import BotApi
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    """One process's engine: the Bot API client, wake-ups, bots, and (worker role) the loops."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        pool: asyncpg.Pool,
+        dsn: str,
+        registry: Registry | None = None,
+        *,
+        retry_base_s: float = 1.0,
+    ) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.registry = registry or Registry()
+        self.api = BotApi(settings.telegram_api)
+        self.notifier = Notifier(pool, dsn)
+        self.bots = BotService(
+            pool, self.api, TokenBox(settings.secret()), settings.public_url, self.notifier
+        )
+        self.leases = Leases(pool, new_owner(), settings.lease_s)
+        self.manager = BotManager(
+            pool,
+            self.api,
+            self.bots,
+            self.leases,
+            self.notifier,
+            per_bot=settings.send_per_bot_per_s,
+            per_chat=settings.send_per_chat_per_s,
+            concurrency=settings.send_concurrency,
+            max_attempts=settings.max_attempts,
+        )
+        self.worker = Worker(
+            pool,
+            self.registry,
+            self.notifier,
+            self.api,
+            self.manager.active,
+            slots=settings.worker_slots,
+            lock_s=settings.lock_timeout_s,
+            max_attempts=settings.max_attempts,
+            retry_base_s=retry_base_s,
+        )
+        self.scheduler = Scheduler(pool, self.leases)
+        retention_s = settings.retention_days * 86400
+
+        async def cleanup(pool: asyncpg.Pool) -> None:
+            await janitor.clean(pool, retention_s)
+
+        self.scheduler.register("cleanup", 300, cleanup)
+        self._listener: asyncio.Task[None] | None = None
+
+    def listen(self) -> None:
+        """Start hearing other processes' wake-ups (both roles)."""
+        if self._listener is None:
+            self._listener = asyncio.create_task(self.notifier.listen(), name="listen")
+
+    async def run_worker(self, stop: asyncio.Event) -> None:
+        """The worker role: bots' senders and pollers, the claim loop, periodic jobs."""
+        self.listen()
+        await self.manager.refresh()
+        tasks = [
+            asyncio.create_task(self.manager.run(stop), name="bots"),
+            asyncio.create_task(self.scheduler.run(stop), name="scheduler"),
+        ]
+        try:
+            await self.worker.run(stop, self.settings.shutdown_grace_s)
+        finally:
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            log.info("worker stopped after handling %d updates", self.worker.handled)
+
+    async def close(self) -> None:
+        """Stop listening and close the Bot API session."""
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        await self.notifier.close()
+        await self.api.close()

@@ -1,0 +1,98 @@
+"""Per-bot health: queue depth, oldest waiting, in hand, dead, outbox, sends and 429s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+STATUS = """
+SELECT b.id, b.username, b.mode, b.status, b.token_tail,
+       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'pending') AS waiting,
+       (SELECT coalesce(extract(epoch FROM now() - min(i.received_at)), 0)
+          FROM inbox i WHERE i.bot_id = b.id AND i.status = 'pending') AS oldest_s,
+       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'processing') AS in_hand,
+       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'dead') AS dead,
+       (SELECT count(*) FROM outbox o WHERE o.bot_id = b.id AND o.status = 'pending') AS outbox,
+       (SELECT coalesce(sum(s.sent), 0) FROM send_stats s
+         WHERE s.bot_id = b.id AND s.minute >= date_trunc('minute', now()) - interval '1 minute')
+         AS sent_1m,
+       (SELECT coalesce(sum(s.throttled), 0) FROM send_stats s
+         WHERE s.bot_id = b.id AND s.minute >= date_trunc('minute', now()) - interval '1 minute')
+         AS throttled_1m
+FROM bots b
+ORDER BY b.id
+"""
+
+METRICS: list[tuple[str, str, str]] = [
+    ("waiting", "sponsorbot_inbox_waiting", "Updates waiting to be handled"),
+    ("oldest_s", "sponsorbot_inbox_oldest_waiting_seconds", "Age of the oldest waiting update"),
+    ("in_hand", "sponsorbot_inbox_in_hand", "Updates being handled now"),
+    ("dead", "sponsorbot_inbox_dead", "Updates set aside after their last attempt"),
+    ("outbox", "sponsorbot_outbox_waiting", "Bot API calls waiting to be sent"),
+    ("sent_1m", "sponsorbot_sent_last_minute", "Calls sent in the current and last minute"),
+    ("throttled_1m", "sponsorbot_429_last_minute", "429 answers in the current and last minute"),
+]
+
+
+async def bot_status(pool: asyncpg.Pool) -> list[dict[str, Any]]:
+    """One row of figures per bot."""
+    return [dict(r) for r in await pool.fetch(STATUS)]
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus_text(rows: list[dict[str, Any]]) -> str:
+    """The figures in Prometheus' text format, one series per bot."""
+    lines: list[str] = []
+    for key, name, help_text in METRICS:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} gauge")
+        for r in rows:
+            labels = f'bot="{r["id"]}",username="{_label(r["username"])}"'
+            lines.append(f"{name}{{{labels}}} {float(r[key])}")
+    lines.append("# HELP sponsorbot_bot_active 1 when the bot is active, 0 when paused or refused")
+    lines.append("# TYPE sponsorbot_bot_active gauge")
+    for r in rows:
+        labels = f'bot="{r["id"]}",username="{_label(r["username"])}",status="{r["status"]}"'
+        lines.append(f"sponsorbot_bot_active{{{labels}}} {1.0 if r['status'] == 'active' else 0.0}")
+    return "\n".join(lines) + "\n"
+
+
+def status_table(rows: list[dict[str, Any]]) -> str:
+    """The figures as a plain table for `sponsorbot status`."""
+    if not rows:
+        return "no bots yet: add one with the owner API (POST /api/v1/bots)"
+    head = (
+        "bot",
+        "mode",
+        "token",
+        "waiting",
+        "oldest",
+        "in hand",
+        "dead",
+        "outbox",
+        "sent/1m",
+        "429/1m",
+    )
+    body = [
+        (
+            f"@{r['username']} ({r['id']})",
+            r["mode"],
+            r["status"],
+            str(r["waiting"]),
+            f"{float(r['oldest_s']):.1f}s",
+            str(r["in_hand"]),
+            str(r["dead"]),
+            str(r["outbox"]),
+            str(r["sent_1m"]),
+            str(r["throttled_1m"]),
+        )
+        for r in rows
+    ]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in [head, *body]
+    )

@@ -1,0 +1,155 @@
+"""The inbox: one row per update, claimed in order per person, in parallel across people."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.updates import classify
+
+INSERT = """
+INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (bot_id, update_id) DO NOTHING
+"""
+INSERT_MANY = """
+INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
+SELECT $1, u.update_id, u.kind, u.chat_key, u.payload
+FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::jsonb[])
+     AS u (update_id, kind, chat_key, payload)
+ON CONFLICT (bot_id, update_id) DO NOTHING
+"""
+
+# Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
+# each branch an ordered, limited scan of its own partial index. `candidates`: per person the
+# earliest, only if nothing of theirs is in hand and nothing earlier still waits (a row waiting
+# out a retry delay holds its person's queue). `locked`: repeats the status conditions, because
+# after skipping or waiting for a lock PostgreSQL rechecks only the conditions of that step.
+CLAIM = """
+WITH due AS (
+    (SELECT i.id, i.bot_id, i.chat_key FROM inbox i
+     WHERE i.status = 'pending' AND i.next_attempt_at <= now() AND i.bot_id = ANY ($3::bigint[])
+     ORDER BY i.id LIMIT $1)
+    UNION ALL
+    (SELECT i.id, i.bot_id, i.chat_key FROM inbox i
+     WHERE i.status = 'processing' AND i.locked_until < now() AND i.bot_id = ANY ($3::bigint[])
+     ORDER BY i.locked_until LIMIT $1)
+), candidates AS (
+    SELECT c.id FROM (
+        SELECT DISTINCT ON (d.bot_id, d.chat_key) d.id
+        FROM due d
+        WHERE NOT EXISTS (
+              SELECT 1 FROM inbox p
+              WHERE p.status = 'processing' AND p.bot_id = d.bot_id
+                AND p.chat_key = d.chat_key AND p.id <> d.id)
+          AND NOT EXISTS (
+              SELECT 1 FROM inbox e
+              WHERE e.status = 'pending' AND e.bot_id = d.bot_id
+                AND e.chat_key = d.chat_key AND e.id < d.id)
+        ORDER BY d.bot_id, d.chat_key, d.id
+    ) c
+    ORDER BY c.id
+    LIMIT $2
+), locked AS (
+    SELECT i.id FROM inbox i
+    WHERE i.id IN (SELECT id FROM candidates)
+      AND ((i.status = 'pending' AND i.next_attempt_at <= now())
+           OR (i.status = 'processing' AND i.locked_until < now()))
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE inbox SET status = 'processing',
+                 locked_until = now() + make_interval(secs => $4),
+                 attempts = inbox.attempts + 1
+FROM locked WHERE inbox.id = locked.id
+RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
+          inbox.payload, inbox.attempts, inbox.received_at
+"""
+
+# Guarded by attempts: if our lock expired and another worker took the row, nothing matches,
+# and the handler's writes roll back with it.
+MARK_DONE = """
+UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL, error = NULL
+WHERE id = $1 AND status = 'processing' AND attempts = $2
+"""
+MARK_FAILED = """
+UPDATE inbox SET status = CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END,
+                 next_attempt_at = now() + make_interval(secs => $4),
+                 locked_until = NULL, error = $5,
+                 handled_at = CASE WHEN attempts >= $3 THEN clock_timestamp() END
+WHERE id = $1 AND status = 'processing' AND attempts = $2
+RETURNING status
+"""
+# Shutdown: give back rows not started, without counting an attempt.
+RELEASE = """
+UPDATE inbox SET status = 'pending', locked_until = NULL, attempts = attempts - 1
+WHERE id = ANY ($1::bigint[]) AND status = 'processing'
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxRow:
+    """A claimed update."""
+
+    id: int
+    bot_id: int
+    update_id: int
+    kind: str
+    chat_key: int
+    payload: dict[str, Any]
+    attempts: int
+
+
+async def store_update(conn: asyncpg.Connection | asyncpg.Pool, bot_id: int, update: Any) -> bool:
+    """Store one update (MalformedUpdate if it is none); False if it was already stored."""
+    c = classify(update)
+    status: str = await conn.execute(INSERT, bot_id, c.update_id, c.kind, c.chat_key, update)
+    return status.endswith(" 1")
+
+
+async def store_updates(conn: asyncpg.Connection, bot_id: int, updates: list[Any]) -> int:
+    """Store a polled batch in one statement; returns how many were new."""
+    rows = [classify(u) for u in updates]
+    status: str = await conn.execute(
+        INSERT_MANY,
+        bot_id,
+        [r.update_id for r in rows],
+        [r.kind for r in rows],
+        [r.chat_key for r in rows],
+        updates,
+    )
+    return int(status.rsplit(" ", 1)[-1])
+
+
+async def claim(
+    pool: asyncpg.Pool, bot_ids: list[int], limit: int, lock_s: float
+) -> list[InboxRow]:
+    """Claim up to `limit` updates of these bots, at most one per person."""
+    if not bot_ids or limit <= 0:
+        return []
+    try:
+        rows = await pool.fetch(CLAIM, max(limit * 2, 64), limit, bot_ids, lock_s)
+    except asyncpg.UniqueViolationError:
+        # Another worker's claim for the same person committed between our steps: the unique
+        # index refused the second hand. Nothing was taken; the next claim will see it.
+        return []
+    return [
+        InboxRow(
+            r["id"],
+            r["bot_id"],
+            r["update_id"],
+            r["kind"],
+            r["chat_key"],
+            r["payload"],
+            r["attempts"],
+        )
+        for r in rows
+    ]
+
+
+def retry_delay(attempts: int, base_s: float, cap_s: float) -> float:
+    """Exponential delay with full-range jitter: base * 2^(n-1), between half and the whole."""
+    ceiling: float = min(cap_s, base_s * 2.0 ** max(0, attempts - 1))
+    return ceiling * (0.5 + random.random() / 2)

@@ -1,0 +1,87 @@
+"""Leases: exclusive, expiring claims on a name (`send:<bot>`, `poll:<bot>`, `job:<name>`).
+
+Database time only: a process with a wrong clock can neither steal nor keep a lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator
+
+import asyncpg
+
+log = logging.getLogger(__name__)
+
+ACQUIRE = """
+INSERT INTO leases (name, owner, expires_at)
+VALUES ($1, $2, now() + make_interval(secs => $3))
+ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+WHERE leases.owner = excluded.owner OR leases.expires_at < now()
+RETURNING owner
+"""
+HOLDS = "SELECT true FROM leases WHERE name = $1 AND owner = $2 AND expires_at > now()"
+RELEASE = "DELETE FROM leases WHERE name = $1 AND owner = $2"
+
+
+def new_owner() -> str:
+    """A name for this process, unique across machines and restarts."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class Leases:
+    """Acquire, renew, check and release leases for one owner."""
+
+    def __init__(self, pool: asyncpg.Pool, owner: str, duration_s: float = 30.0) -> None:
+        self.pool = pool
+        self.owner = owner
+        self.duration_s = duration_s
+
+    async def acquire(self, name: str, duration_s: float | None = None) -> bool:
+        """Take the lease if free or expired, renew it if ours; False if someone else holds it."""
+        got = await self.pool.fetchval(ACQUIRE, name, self.owner, duration_s or self.duration_s)
+        return got is not None
+
+    async def holds(self, name: str) -> bool:
+        """True while the lease is ours and unexpired, by the database's clock."""
+        return bool(await self.pool.fetchval(HOLDS, name, self.owner))
+
+    async def release(self, name: str) -> None:
+        """Give the lease up so another process can take it at once."""
+        await self.pool.execute(RELEASE, name, self.owner)
+
+    @contextlib.asynccontextmanager
+    async def kept(self, name: str, lost: asyncio.Event) -> AsyncIterator[None]:
+        """Renew a held lease every third of its duration; set `lost` if renewal fails."""
+
+        async def renew() -> None:
+            while not lost.is_set():
+                await asyncio.sleep(self.duration_s / 3)
+                try:
+                    ok = await self.acquire(name)
+                except (OSError, asyncpg.PostgresError) as exc:
+                    log.warning("renewing lease %s failed: %s", name, exc)
+                    ok = await self._holds_quietly(name)
+                if not ok:
+                    log.warning("lost lease %s", name)
+                    lost.set()
+
+        task = asyncio.create_task(renew(), name=f"renew {name}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                await self.release(name)
+
+    async def _holds_quietly(self, name: str) -> bool:
+        try:
+            return await self.holds(name)
+        except (OSError, asyncpg.PostgresError):
+            return False

@@ -1,0 +1,163 @@
+"""Which bots this worker serves: a sender per bot and a poller per polling bot, under leases."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+
+from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotService
+from sponsorbot.engine.leases import Leases
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.poller import Poller
+from sponsorbot.engine.ratelimit import RateLimiter
+from sponsorbot.engine.sender import Sender
+from sponsorbot.telegram import BotApi
+
+log = logging.getLogger(__name__)
+
+DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+Job = Callable[[asyncio.Event], Awaitable[None]]
+
+
+class BotManager:
+    """Keeps the directory of active bots and, for each, tries to hold its send and poll leases."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        api: BotApi,
+        service: BotService,
+        leases: Leases,
+        notifier: Notifier,
+        *,
+        per_bot: int = 25,
+        per_chat: int = 3,
+        concurrency: int = 4,
+        max_attempts: int = 8,
+        retry_lease_s: float = 2.0,
+    ) -> None:
+        self.pool = pool
+        self.api = api
+        self.service = service
+        self.leases = leases
+        self.notifier = notifier
+        self.per_bot = per_bot
+        self.per_chat = per_chat
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.retry_lease_s = retry_lease_s
+        self.bots: dict[int, ActiveBot] = {}
+        self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self.holding: set[tuple[str, int]] = set()
+
+    def active(self) -> dict[int, ActiveBot]:
+        """The active bots, by id (what the claim loop serves)."""
+        return self.bots
+
+    async def refresh(self) -> None:
+        """Reload active bots; start and stop senders and pollers to match."""
+        bots = {b.info.id: b for b in await self.service.active()}
+        self.bots = bots
+        wanted: set[tuple[str, int]] = set()
+        for bot_id, bot in bots.items():
+            wanted.add(("send", bot_id))
+            if bot.info.mode == "polling":
+                wanted.add(("poll", bot_id))
+        for key in list(self._tasks):
+            if key not in wanted or self._tasks[key].done():
+                task = self._tasks.pop(key)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        for key in wanted - set(self._tasks):
+            kind, bot_id = key
+            self._tasks[key] = asyncio.create_task(self._hold(kind, bots[bot_id]), name=str(key))
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Refresh on every bots-changed wake-up and every couple of seconds, until `stop`."""
+        while not stop.is_set():
+            try:
+                await self.refresh()
+            except DB_ERRORS as exc:
+                log.warning("cannot load bots: %s", exc)
+            waiter = asyncio.create_task(self.notifier.wait(BOTS_CHANGED, 2.0))
+            stopper = asyncio.create_task(stop.wait())
+            await asyncio.wait([waiter, stopper], return_when="FIRST_COMPLETED")
+            waiter.cancel()
+            stopper.cancel()
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop every sender and poller; their leases are released on the way out."""
+        tasks = list(self._tasks.values())
+        self._tasks.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _refused(self, bot_id: int) -> None:
+        await self.service.mark_token_refused(bot_id)
+        self.bots.pop(bot_id, None)
+
+    async def _hold(self, kind: str, bot: ActiveBot) -> None:
+        name = f"{kind}:{bot.info.id}"
+        while True:
+            try:
+                got = await self.leases.acquire(name)
+            except DB_ERRORS as exc:
+                log.warning("lease %s: %s", name, exc)
+                got = False
+            if not got:
+                await asyncio.sleep(self.retry_lease_s)
+                continue
+            lost = asyncio.Event()
+            self.holding.add((kind, bot.info.id))
+            try:
+                async with self.leases.kept(name, lost):
+                    await self._run_one(kind, bot, name, lost)
+            finally:
+                self.holding.discard((kind, bot.info.id))
+            if bot.info.id not in self.bots:
+                return
+
+    async def _run_one(self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event) -> None:
+        job: Job
+        if kind == "send":
+            limiter = RateLimiter(self.per_bot, self.per_chat)
+            job = Sender(
+                self.pool,
+                bot,
+                self.api,
+                self.notifier,
+                limiter,
+                concurrency=self.concurrency,
+                max_attempts=self.max_attempts,
+                holds_lease=lambda: self.leases.holds(name),
+                on_refused=self._refused,
+            ).run
+        else:
+            job = Poller(self.pool, bot, self.api, self.notifier, self._refused).run
+        # A poll in progress is not interrupted by `lost` by itself: race the two.
+        task = asyncio.create_task(job(lost))
+        watcher = asyncio.create_task(lost.wait())
+        try:
+            await asyncio.wait([task, watcher], return_when="FIRST_COMPLETED")
+        finally:
+            watcher.cancel()
+            if not task.done():
+                if kind == "send":
+                    lost.set()
+                    try:
+                        await asyncio.wait_for(asyncio.shield(task), timeout=5)
+                    except TimeoutError:
+                        task.cancel()
+                else:
+                    task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                exc = await asyncio.gather(task, return_exceptions=True)
+                if exc and isinstance(exc[0], Exception):
+                    log.error("%s stopped with an error", name, exc_info=exc[0])

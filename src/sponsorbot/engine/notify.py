@@ -1,0 +1,121 @@
+"""Wake-ups: new inbox and outbox rows wake whoever waits for them.
+
+Waiters in this process are woken at once. Other processes hear a `pg_notify`, gathered over a
+few milliseconds and sent in one statement outside the hot transactions (a NOTIFY inside them
+would serialise their commits). Everyone also polls every 1-2 s, so a lost notification costs
+only latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+
+import asyncpg
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "sponsorbot"
+GATHER_S = 0.005
+NOTIFY_MANY = "SELECT pg_notify($1, k) FROM unnest($2::text[]) k"
+
+
+class Notifier:
+    """Keyed wake-up events for this process, and gathered notifications for the others."""
+
+    def __init__(self, pool: asyncpg.Pool | None = None, dsn: str | None = None) -> None:
+        self._pool = pool
+        self._dsn = dsn
+        self._events: dict[str, asyncio.Event] = {}
+        self._outgoing: set[str] = set()
+        self._flush_task: asyncio.Task[None] | None = None
+        self._listen_conn: asyncpg.Connection | None = None
+
+    def _event(self, key: str) -> asyncio.Event:
+        event = self._events.get(key)
+        if event is None:
+            event = self._events[key] = asyncio.Event()
+        return event
+
+    def wake(self, key: str, *, local_only: bool = False) -> None:
+        """Wake waiters on `key` here and, soon, in every other process."""
+        self._wake_local(key)
+        if local_only or self._pool is None:
+            return
+        self._outgoing.add(key)
+        if self._flush_task is None or self._flush_task.done():
+            self._flush_task = asyncio.create_task(self._flush())
+
+    def _wake_local(self, key: str) -> None:
+        event = self._events.get(key)
+        if event is not None:
+            event.set()
+
+    async def wait(self, key: str, seconds: float) -> bool:
+        """Wait for a wake-up on `key` (True) or the timeout (False); clears the event."""
+        event = self._event(key)
+        try:
+            async with asyncio.timeout(seconds):
+                await event.wait()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            event.clear()
+
+    @staticmethod
+    def poll_interval() -> float:
+        """1-2 s, jittered so processes do not poll in step."""
+        return 1.0 + random.random()
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(GATHER_S)
+        keys = sorted(self._outgoing)
+        self._outgoing.clear()
+        if not keys or self._pool is None:
+            return
+        try:
+            await self._pool.execute(
+                "SELECT pg_notify($1, k) FROM unnest($2::text[]) k", CHANNEL, keys
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.debug("notify failed (polling covers it): %s", exc)
+
+    async def listen(self) -> None:
+        """Hear other processes' notifications (until closed); reconnects after errors."""
+        if self._dsn is None:
+            return
+        while True:
+            try:
+                conn = await asyncpg.connect(
+                    self._dsn, server_settings={"application_name": "sponsorbot-listen"}
+                )
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("cannot listen for wake-ups (polling only): %s", exc)
+                await asyncio.sleep(5)
+                continue
+            self._listen_conn = conn
+            closed = asyncio.Event()
+            conn.add_termination_listener(lambda _c, ev=closed: ev.set())
+            await conn.add_listener(CHANNEL, self._on_notify)
+            try:
+                await closed.wait()
+            finally:
+                self._listen_conn = None
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            await asyncio.sleep(1)
+
+    def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        self._wake_local(str(payload))
+
+    async def close(self) -> None:
+        """Send what is gathered and stop listening."""
+        if self._flush_task is not None:
+            with contextlib.suppress(Exception):
+                await self._flush_task
+        if self._listen_conn is not None:
+            with contextlib.suppress(Exception):
+                await self._listen_conn.close()

@@ -1,0 +1,258 @@
+"""A bot's sender: drains its outbox, several chats at once, each chat strictly in order.
+
+Exactly one sender runs per bot (it holds the bot's `send:` lease), so the rate limiter lives in
+its memory. Telegram's answers decide each row: 429 pauses the whole bot, 401 stops it, 403
+fails the row and marks the person blocked, "message is not modified" counts as done, other
+400s fail the row, 5xx and network errors retry that chat with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import asyncpg
+
+from sponsorbot.engine import outbox
+from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
+from sponsorbot.engine.ratelimit import RateLimiter
+from sponsorbot.telegram import (
+    BadRequest,
+    BotApi,
+    Forbidden,
+    RetryAfter,
+    TelegramError,
+    Unauthorized,
+    is_blocked,
+    is_not_modified,
+)
+
+log = logging.getLogger(__name__)
+
+FETCH_LIMIT = 200
+MAX_IN_HAND = 2000
+FLUSH_EVERY_S = 0.05
+REFS_KEPT = 50_000
+DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+@dataclass(slots=True)
+class _Retry:
+    delay: float
+
+
+@dataclass(slots=True)
+class _Throttled:
+    retry_after: float
+
+
+class _Refused:
+    pass
+
+
+class Sender:
+    """Sends one bot's queued calls while `lost` is unset."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        bot: ActiveBot,
+        api: BotApi,
+        notifier: Notifier,
+        limiter: RateLimiter,
+        *,
+        concurrency: int = 4,
+        max_attempts: int = 8,
+        holds_lease: Callable[[], Awaitable[bool]],
+        on_refused: Callable[[int], Awaitable[None]],
+    ) -> None:
+        self.pool = pool
+        self.bot = bot
+        self.telegram = api.bot(bot.token)
+        self.notifier = notifier
+        self.limiter = limiter
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.holds_lease = holds_lease
+        self.on_refused = on_refused
+        self._queues: dict[int, deque[OutboxRow]] = {}
+        self._ready: asyncio.Queue[int] = asyncio.Queue()
+        self._scheduled: set[int] = set()  # chats that are ready, busy or waiting out a backoff
+        self._tries: dict[int, int] = {}
+        self._in_hand: set[int] = set()
+        self._refs: OrderedDict[str, int] = OrderedDict()
+        self._batch = BatchRecord([], [], [])
+        self._stopping = asyncio.Event()
+
+    async def run(self, lost: asyncio.Event) -> None:
+        """Warm the connection with getMe, then send until the lease is lost or stopped."""
+        try:
+            await self.telegram.get_me()
+        except Unauthorized:
+            await self.on_refused(self.bot.info.id)
+            return
+        except TelegramError as exc:
+            log.warning("bot %s: getMe failed at sender start: %s", self.bot.info.id, exc)
+        workers = [asyncio.create_task(self._chat_worker()) for _ in range(self.concurrency)]
+        flusher = asyncio.create_task(self._flusher())
+        key = f"outbox:{self.bot.info.id}"
+        try:
+            while not lost.is_set() and not self._stopping.is_set():
+                if not await self._still_ours():
+                    break
+                if len(self._in_hand) < MAX_IN_HAND:
+                    await self._fetch()
+                await self.notifier.wait(key, self.notifier.poll_interval())
+        finally:
+            self._stopping.set()
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flusher
+            await self._flush()
+
+    async def _still_ours(self) -> bool:
+        try:
+            return await self.holds_lease()
+        except DB_ERRORS as exc:
+            log.warning("bot %s: cannot check the send lease: %s", self.bot.info.id, exc)
+            await asyncio.sleep(1)
+            return True
+
+    async def _fetch(self) -> None:
+        try:
+            rows = await outbox.fetch(self.pool, self.bot.info.id, FETCH_LIMIT, list(self._in_hand))
+        except DB_ERRORS as exc:
+            log.warning("bot %s: reading the outbox failed: %s", self.bot.info.id, exc)
+            return
+        for row in rows:
+            self._in_hand.add(row.id)
+            self._queues.setdefault(row.chat_id, deque()).append(row)
+            self._make_ready(row.chat_id)
+        if len(rows) == FETCH_LIMIT:
+            self.notifier.wake(f"outbox:{self.bot.info.id}", local_only=True)
+
+    def _make_ready(self, chat_id: int) -> None:
+        if chat_id not in self._scheduled:
+            self._scheduled.add(chat_id)
+            self._ready.put_nowait(chat_id)
+
+    def _after_backoff(self, chat_id: int) -> None:
+        self._scheduled.discard(chat_id)
+        if self._queues.get(chat_id):
+            self._make_ready(chat_id)
+
+    async def _chat_worker(self) -> None:
+        while True:
+            chat_id = await self._ready.get()
+            backoff = await self._drain_chat(chat_id)
+            if backoff is not None:
+                asyncio.get_running_loop().call_later(backoff, self._after_backoff, chat_id)
+                continue
+            self._scheduled.discard(chat_id)
+            if self._queues.get(chat_id):
+                self._make_ready(chat_id)
+            else:
+                self._queues.pop(chat_id, None)
+
+    async def _drain_chat(self, chat_id: int) -> float | None:
+        """Send the chat's rows in order; returns a backoff delay if the chat must wait."""
+        queue = self._queues.get(chat_id)
+        while queue and not self._stopping.is_set():
+            row = queue[0]
+            await self.limiter.acquire(chat_id)
+            result = await self._send(row)
+            if isinstance(result, _Throttled):
+                self.limiter.pause(result.retry_after)
+                self._batch.throttled += 1
+                continue
+            if isinstance(result, _Refused):
+                self._stopping.set()
+                await self.on_refused(self.bot.info.id)
+                return None
+            if isinstance(result, _Retry):
+                tries = self._tries.get(row.id, 0) + 1
+                self._tries[row.id] = tries
+                if row.attempts + tries < self.max_attempts:
+                    delay: float = result.delay * 2.0 ** (tries - 1)
+                    return delay * (0.5 + random.random() / 2)
+                result = Outcome(row.id, "failed", "gave up after repeated network errors")
+            queue.popleft()
+            result.tries = self._tries.pop(row.id, 0) + 1
+            self._batch.outcomes.append(result)
+        return None
+
+    async def _resolve(self, ref: str, known: int | None) -> int | None:
+        if ref in self._refs:
+            return self._refs[ref]
+        if known is not None:
+            return known
+        found: int | None = await self.pool.fetchval(outbox.FIND_REF, self.bot.info.id, ref)
+        return found
+
+    async def _send(self, row: OutboxRow) -> Outcome | _Retry | _Throttled | _Refused:
+        params = dict(row.params)
+        if row.uses_ref is not None:
+            try:
+                message_id = await self._resolve(row.uses_ref, row.ref_message_id)
+            except DB_ERRORS:
+                return _Retry(1.0)
+            if message_id is None:
+                return Outcome(row.id, "failed", "the message it refers to was never sent")
+            params["message_id"] = message_id
+        try:
+            result = await self.telegram.call(row.method, params)
+        except RetryAfter as exc:
+            return _Throttled(exc.retry_after or 1.0)
+        except Unauthorized:
+            return _Refused()
+        except Forbidden as exc:
+            if is_blocked(exc):
+                self._batch.blocked.append(row.chat_id)
+            return Outcome(row.id, "failed", exc.description)
+        except BadRequest as exc:
+            if is_not_modified(exc):
+                return Outcome(row.id, "sent")
+            return Outcome(row.id, "failed", exc.description)
+        except TelegramError as exc:
+            if exc.is_transient:
+                return _Retry(1.0)
+            return Outcome(row.id, "failed", exc.description)
+        message_id = result.get("message_id") if isinstance(result, dict) else None
+        if row.ref is not None and isinstance(message_id, int):
+            self._refs[row.ref] = message_id
+            if len(self._refs) > REFS_KEPT:
+                self._refs.popitem(last=False)
+            self._batch.refs.append((row.ref, row.chat_id, message_id))
+        return Outcome(row.id, "sent", None, message_id if isinstance(message_id, int) else None)
+
+    async def _flusher(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY_S)
+            await self._flush()
+
+    async def _flush(self) -> None:
+        batch = self._batch
+        if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
+            return
+        self._batch = BatchRecord([], [], [])
+        try:
+            await outbox.record(self.pool, self.bot.info.id, batch)
+        except DB_ERRORS as exc:
+            log.warning("bot %s: recording sends failed, will retry: %s", self.bot.info.id, exc)
+            self._batch.outcomes[:0] = batch.outcomes
+            self._batch.refs[:0] = batch.refs
+            self._batch.blocked[:0] = batch.blocked
+            self._batch.throttled += batch.throttled
+            return
+        for outcome in batch.outcomes:
+            self._in_hand.discard(outcome.id)

@@ -1,0 +1,169 @@
+"""The claim loop: keep up to N updates in hand, claim again when a quarter of slots are free."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import asyncpg
+
+from sponsorbot.engine import inbox
+from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.handlers import Context, Registry, UnitOfWork
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.telegram import BotApi, scrub
+
+log = logging.getLogger(__name__)
+
+INBOX = "inbox"
+
+
+class _LostClaim(Exception):
+    """Our lock expired and another worker took the update: our writes must not commit."""
+
+
+class Worker:
+    """Claims updates of the active bots and runs their handlers."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        registry: Registry,
+        notifier: Notifier,
+        api: BotApi,
+        bots: Callable[[], dict[int, ActiveBot]],
+        *,
+        slots: int = 32,
+        lock_s: float = 120.0,
+        max_attempts: int = 8,
+        retry_base_s: float = 1.0,
+        retry_cap_s: float = 600.0,
+    ) -> None:
+        self.pool = pool
+        self.registry = registry
+        self.notifier = notifier
+        self.api = api
+        self.bots = bots
+        self.slots = slots
+        self.lock_s = lock_s
+        self.max_attempts = max_attempts
+        self.retry_base_s = retry_base_s
+        self.retry_cap_s = retry_cap_s
+        self._in_hand: dict[asyncio.Task[None], int] = {}
+        self._threshold = max(1, slots // 4)
+        self.handled = 0
+
+    @property
+    def in_hand(self) -> int:
+        """How many updates this worker holds now."""
+        return len(self._in_hand)
+
+    async def run(self, stop: asyncio.Event, grace_s: float = 8.0) -> None:
+        """Claim and handle until `stop`, then finish what is in hand (bounded by `grace_s`)."""
+        stopper = asyncio.create_task(self._wake_on(stop))
+        try:
+            while not stop.is_set():
+                free = self.slots - len(self._in_hand)
+                claimed = 0
+                if free >= self._threshold:
+                    claimed = await self._claim(free)
+                if claimed and claimed == free:
+                    continue
+                await self.notifier.wait(INBOX, self.notifier.poll_interval())
+        finally:
+            stopper.cancel()
+            await self._drain(grace_s)
+
+    async def _wake_on(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self.notifier.wake(INBOX, local_only=True)
+
+    async def _claim(self, free: int) -> int:
+        bots = self.bots()
+        try:
+            rows = await inbox.claim(self.pool, list(bots), free, self.lock_s)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("claim failed, trying again shortly: %s", exc)
+            await asyncio.sleep(1)
+            return 0
+        for row in rows:
+            task = asyncio.create_task(self._handle(row, bots.get(row.bot_id)))
+            self._in_hand[task] = row.id
+            task.add_done_callback(self._finished)
+        return len(rows)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._in_hand.pop(task, None)
+        if self.slots - len(self._in_hand) == self._threshold:
+            self.notifier.wake(INBOX, local_only=True)
+
+    async def _handle(self, row: inbox.InboxRow, bot: ActiveBot | None) -> None:
+        uow = UnitOfWork(row.bot_id, inbox_id=row.id)
+        try:
+            if bot is None:
+                raise RuntimeError("the bot is not active in this worker")
+            handler = self.registry.get(row.kind)
+            if handler is not None:
+                ctx = Context(bot.info, self.api.bot(bot.token), self.pool, uow, row.attempts)
+                await handler(row.payload, ctx)
+            async with self.pool.acquire() as conn, conn.transaction():
+                for write in uow.writes:
+                    await write(conn)
+                if await conn.execute(inbox.MARK_DONE, row.id, row.attempts) != "UPDATE 1":
+                    raise _LostClaim
+        except _LostClaim:
+            log.warning("update %s of bot %s was taken over; not committing", row.id, row.bot_id)
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            await self._failed(row, exc)
+            return
+        self.handled += 1
+        if uow.outbox_rows:
+            self.notifier.wake(f"outbox:{row.bot_id}")
+
+    async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
+        error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
+        delay = inbox.retry_delay(row.attempts, self.retry_base_s, self.retry_cap_s)
+        try:
+            status = await self.pool.fetchval(
+                inbox.MARK_FAILED, row.id, row.attempts, self.max_attempts, delay, error
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as db_exc:
+            # The lock expires and another attempt follows: nothing is lost.
+            log.warning("could not record failure of update %s: %s", row.id, db_exc)
+            return
+        if status == "dead":
+            log.error(
+                "update %s of bot %s is dead after %d attempts: %s",
+                row.id,
+                row.bot_id,
+                row.attempts,
+                error,
+            )
+        else:
+            log.info(
+                "update %s failed (attempt %d), retry in %.1fs: %s",
+                row.id,
+                row.attempts,
+                delay,
+                error,
+            )
+
+    async def _drain(self, grace_s: float) -> None:
+        if not self._in_hand:
+            return
+        tasks = list(self._in_hand)
+        _, pending = await asyncio.wait(tasks, timeout=grace_s)
+        if not pending:
+            return
+        ids = [self._in_hand[t] for t in pending if t in self._in_hand]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            await self.pool.execute(inbox.RELEASE, ids)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            log.warning("could not give back %d updates; their locks will expire", len(ids))
