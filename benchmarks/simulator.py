@@ -72,6 +72,7 @@ async def hammer(
             i = n
             while time.monotonic() < stop:
                 user = users[i % len(users)]
+                body: dict[str, object]
                 if i % 2:
                     method, body = "getChatMember", {"chat_id": channel, "user_id": user}
                 else:
