@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import pytest
 
-from tests.simulator.conftest import Scene, Sim
+from sponsorbot.simulator.client import SimulatorError
+from tests.simulator.conftest import Scene, Sim, SimFactory
 
 KEYBOARD = {"inline_keyboard": [[{"text": "I've joined", "callback_data": "check"}]]}
 
@@ -222,3 +225,21 @@ async def test_callback_query_round_trip(sim: Sim, scene: Scene) -> None:
     )
     answers = await sim.control.callback_answers(uid, "gate_bot")
     assert answers[-1]["text"] == "ok"
+
+
+async def test_callback_answered_too_late(make_sim: SimFactory) -> None:
+    sim = await make_sim(callback_timeout=0.2)
+    bot = await sim.control.create_bot("slow_bot")
+    user = await sim.control.create_user("Ed")
+    await sim.control.open_link(user["id"], "slow_bot")
+    sent = await sim.ok(
+        bot["token"], "sendMessage", chat_id=user["id"], text="?", reply_markup=KEYBOARD
+    )
+    query_id = await sim.control.press_button(user["id"], "slow_bot", sent["message_id"], "check")
+    await asyncio.sleep(0.3)
+    assert await sim.error(bot["token"], "answerCallbackQuery", callback_query_id=query_id) == (
+        400,
+        "Bad Request: query is too old and response timeout expired or query ID is invalid",
+    )
+    with pytest.raises(SimulatorError):
+        await sim.control.press_button(user["id"], "slow_bot", sent["message_id"], "nope")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sponsorbot.simulator.errors import USER_ALREADY_PARTICIPANT
 from sponsorbot.simulator.shapes import (
     chat_member_updated,
     invite_link_json,
@@ -83,7 +84,7 @@ def join(world: World, chat: Chat, account: Account, link: InviteLink | None = N
     """A user joins directly or through a link; returns ``member`` or ``pending`` (request)."""
     status = chat.status_of(account.id)
     if status in ("creator", "administrator", "member", "restricted"):
-        raise ValueError("USER_ALREADY_PARTICIPANT")
+        raise ValueError(USER_ALREADY_PARTICIPANT)
     if status == "kicked":
         raise ValueError("the user is banned in this chat")
     if link is not None:
@@ -106,7 +107,7 @@ def request_join(
 ) -> JoinRequest:
     """A user asks to join; admin bots with can_invite_users get ``chat_join_request``."""
     if chat.status_of(account.id) not in ("left", "kicked") or account.id in chat.join_requests:
-        raise ValueError("USER_ALREADY_PARTICIPANT or request already pending")
+        raise ValueError(f"{USER_ALREADY_PARTICIPANT} (or a request is already pending)")
     request = JoinRequest(account.id, world.now(), link.link if link else None)
     chat.join_requests[account.id] = request
     if link is not None:

@@ -33,17 +33,21 @@ class Simulator:
 
     def __init__(self, options: Options) -> None:
         self.options = options
+        self.webhooks = Webhooks(options.webhook_retry_base, options.webhook_timeout)
+        self._fresh()
+
+    def _fresh(self) -> None:
+        options = self.options
         self.world = World(options.seed)
         self.limiter = FloodLimiter(options.per_bot_per_second, options.per_chat_per_second)
         self.faults = Faults(options.seed)
         self.latency = Latency(options.latency_ms, options.jitter_ms, options.seed)
         self.calls = CallLog()
-        self.webhooks = Webhooks(options.webhook_retry_base, options.webhook_timeout)
 
     async def reset(self) -> None:
         """Back to an empty world with the same seed; limits, faults and latency as started."""
         await self.webhooks.stop_all()
-        self.__init__(self.options)  # type: ignore[misc]
+        self._fresh()
 
     async def close(self) -> None:
         """Stop webhook delivery and release its HTTP session."""

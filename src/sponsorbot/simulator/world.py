@@ -219,7 +219,6 @@ class CallbackQuery:
     id: str
     account_id: int
     created: float
-    answered: bool = False
 
 
 @dataclass(slots=True)
