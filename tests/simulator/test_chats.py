@@ -219,3 +219,24 @@ async def test_invite_links_need_admin_rights(sim: Sim, scene: Scene) -> None:
     await sim.control.make_admin(other["id"], scene.bot["id"], can_invite_users=False)
     code, description = await sim.error(scene.token, "createChatInviteLink", chat_id=other["id"])
     assert (code, description) == (400, "Bad Request: CHAT_ADMIN_REQUIRED")
+
+
+async def test_open_url_follows_start_links_channels_and_invite_links(
+    sim: Sim, scene: Scene
+) -> None:
+    await watch_members(sim, scene)
+    uid = scene.user["id"]
+    opened = await sim.control.open_url(uid, "https://t.me/gate_bot?start=xyz")
+    assert opened["action"] == "start"
+    [update] = await sim.drain(scene.token)
+    assert update["message"]["text"] == "/start xyz"
+    assert (await sim.control.open_url(uid, "https://t.me/news"))["status"] == "member"
+    secret = await sim.control.create_channel("Secret", private=True)
+    await sim.control.make_admin(secret["id"], scene.bot["id"])
+    link = await sim.ok(scene.token, "createChatInviteLink", chat_id=secret["id"], name="ad")
+    assert (await sim.control.open_url(uid, link["invite_link"]))["status"] == "member"
+    kinds = [next(k for k in u if k != "update_id") for u in await sim.drain(scene.token)]
+    # my_chat_member is not in the allowed_updates watch_members asked for.
+    assert kinds == ["chat_member", "chat_member"]
+    with pytest.raises(SimulatorError, match="invite link"):
+        await sim.control.join(uid, secret["id"])
