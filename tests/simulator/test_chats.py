@@ -238,5 +238,6 @@ async def test_open_url_follows_start_links_channels_and_invite_links(
     kinds = [next(k for k in u if k != "update_id") for u in await sim.drain(scene.token)]
     # my_chat_member is not in the allowed_updates watch_members asked for.
     assert kinds == ["chat_member", "chat_member"]
+    newcomer = await sim.control.create_user("Di")
     with pytest.raises(SimulatorError, match="invite link"):
-        await sim.control.join(uid, secret["id"])
+        await sim.control.join(newcomer["id"], secret["id"])
