@@ -65,7 +65,10 @@ async def test_latency_applies_to_every_call(sim: Sim, scene: Scene) -> None:
 async def test_call_log_pages_with_since(sim: Sim, scene: Scene) -> None:
     before = time.time()
     uid = scene.user["id"]
-    sent = await sim.ok(scene.token, "sendMessage", chat_id=uid, text="hi")
+    async with sim.http.post(
+        f"{sim.url}/bot{scene.token}/sendMessage", data={"chat_id": str(uid), "text": "hi"}
+    ) as resp:
+        sent = (await resp.json())["result"]
     await sim.api(scene.token, "getChatMember", chat_id=-1, user_id=uid)
     calls = await sim.control.call_log()
     seqs = [c["seq"] for c in calls]
