@@ -48,7 +48,9 @@ def build_registry() -> Registry:
     return Registry()
 
 
-async def run_roles(settings: Settings, roles: frozenset[Role]) -> None:
+async def run_roles(
+    settings: Settings, roles: frozenset[Role], registry: Registry | None = None
+) -> None:
     """Open the database, migrate, run the roles until SIGTERM/SIGINT, then stop them in order."""
     name = "+".join(sorted(r.value for r in roles))
     db = await Database.open(settings, name)
@@ -58,7 +60,7 @@ async def run_roles(settings: Settings, roles: frozenset[Role]) -> None:
             await migrate(conn)
         finally:
             await conn.close()
-        engine = Engine(settings, db.pool, db.dsn, build_registry())
+        engine = Engine(settings, db.pool, db.dsn, registry or build_registry())
         try:
             await _serve(settings, db, engine, roles)
         finally:

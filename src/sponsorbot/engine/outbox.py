@@ -123,6 +123,6 @@ async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord) -> None:
                 [r[2] for r in batch.refs],
             )
         if batch.blocked:
-            await conn.execute(MARK_BLOCKED, bot_id, batch.blocked)
+            await conn.execute(MARK_BLOCKED, bot_id, sorted(set(batch.blocked)))
         if done or batch.throttled:
             await conn.execute(COUNT_SENDS, bot_id, sent, len(done) - sent, batch.throttled)

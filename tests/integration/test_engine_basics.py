@@ -1,0 +1,53 @@
+"""The engine end to end on the simulator: intake by polling, a handler, a reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.handlers import Context, Registry
+from tests.kit import eventually, make_settings, running_engine, simulated_telegram
+
+
+def echo_registry() -> Registry:
+    registry = Registry()
+
+    async def echo(update: dict[str, Any], ctx: Context) -> None:
+        message = update["message"]
+        ctx.uow.send(message["chat"]["id"], "sendMessage", {"text": f"echo: {message['text']}"})
+
+    registry.register("message", echo)
+    return registry
+
+
+async def test_a_polled_message_gets_one_reply(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with simulated_telegram() as tg:
+        bot = await tg.sim.create_bot("echo_bot")
+        user = await tg.sim.create_user("Ann", language_code="en")
+        settings = make_settings(db_dsn, tg.url, tmp_path)
+        async with running_engine(settings, pool, db_dsn, echo_registry()) as run:
+            added = await run.engine.bots.add(bot["token"], "polling")
+            assert added["username"] == "echo_bot"
+            assert added["token_tail"] == bot["token"][-4:]
+            for text in ("one", "two", "three"):
+                await tg.sim.send_text(user["id"], "echo_bot", text)
+
+            async def replied() -> bool:
+                chat = await tg.sim.read_chat(user["id"], "echo_bot")
+                return len([m for m in chat if m["from"] == "bot"]) >= 3
+
+            await eventually(replied)
+        chat = await tg.sim.read_chat(user["id"], "echo_bot")
+        texts = [m["text"] for m in chat if m["from"] == "bot"]
+        assert texts == ["echo: one", "echo: two", "echo: three"]
+        stored = await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'done'")
+        assert stored == 3
+        token_in_db = await pool.fetchval(
+            "SELECT count(*) FROM bots WHERE position($1 in encode(token_enc, 'escape')) > 0",
+            bot["token"],
+        )
+        assert token_in_db == 0

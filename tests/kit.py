@@ -1,0 +1,120 @@
+"""Shared pieces for engine and feature tests: a simulator, settings, a running engine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from aiohttp import web
+
+from sponsorbot.config import Settings
+from sponsorbot.engine.core import Engine
+from sponsorbot.engine.handlers import Registry
+from sponsorbot.simulator.client import SimulatorClient
+from sponsorbot.simulator.server import create_app
+
+SECRET = "test-secret-key-that-is-long-enough-1234567890"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Telegram:
+    """A simulated Telegram running in this process, reached over real HTTP."""
+
+    url: str
+    sim: SimulatorClient
+
+
+@contextlib.asynccontextmanager
+async def simulated_telegram(**options: Any) -> AsyncIterator[Telegram]:
+    """Start the simulator on a free loopback port for the duration of the block."""
+    options.setdefault("seed", 11)
+    options.setdefault("webhook_retry_base", 0.05)
+    runner = web.AppRunner(create_app(**options), access_log=None, shutdown_timeout=0.5)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    url = f"http://127.0.0.1:{port}"
+    client = SimulatorClient(url)
+    try:
+        yield Telegram(url, client)
+    finally:
+        await client.close()
+        await runner.cleanup()
+
+
+def make_settings(dsn: str, telegram_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test engine: fast retries, short locks where asked."""
+    values: dict[str, Any] = {
+        "database_url": dsn,
+        "telegram_api": telegram_url,
+        "data_dir": data_dir,
+        "secret_key": SECRET,
+        "pool_min_size": 1,
+        "pool_max_size": 10,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@dataclass
+class RunningEngine:
+    """An engine whose worker loop runs in a task until the block ends."""
+
+    engine: Engine
+    stop: asyncio.Event
+    task: asyncio.Task[None] | None
+
+    async def halt(self) -> None:
+        """Stop the worker loop and wait for it."""
+        self.stop.set()
+        if self.task is not None:
+            await self.task
+
+
+@contextlib.asynccontextmanager
+async def running_engine(
+    settings: Settings,
+    pool: asyncpg.Pool,
+    dsn: str,
+    registry: Registry | None = None,
+    *,
+    worker: bool = True,
+    retry_base_s: float = 0.02,
+) -> AsyncIterator[RunningEngine]:
+    """An engine on the test's database; the worker role runs unless `worker=False`."""
+    engine = Engine(settings, pool, dsn, registry, retry_base_s=retry_base_s)
+    stop = asyncio.Event()
+    engine.listen()
+    task = asyncio.create_task(engine.run_worker(stop)) if worker else None
+    running = RunningEngine(engine, stop, task)
+    try:
+        yield running
+    finally:
+        await running.halt()
+        await engine.close()
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool]], timeout: float = 20.0, every: float = 0.05
+) -> None:
+    """Wait until `check()` is true, or fail after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        if await check():
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(every)
