@@ -24,7 +24,8 @@ TABLE = """
 CREATE TABLE IF NOT EXISTS test_record (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     bot_id bigint NOT NULL, chat_key bigint NOT NULL, update_id bigint NOT NULL,
-    pid integer NOT NULL, attempt integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp()
+    pid integer NOT NULL, attempt integer NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp()
 )
 """
 
