@@ -98,6 +98,50 @@ def migrate() -> None:
         raise _fail(str(exc), 1) from None
 
 
+@app.command()
+def simulator(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
+    seed: Annotated[int | None, typer.Option(help="Make ids and tokens reproducible.")] = None,
+    latency_ms: Annotated[float, typer.Option(help="Added to every Bot API call.")] = 0.0,
+    jitter_ms: Annotated[float, typer.Option(help="Up to this much more, at random.")] = 0.0,
+) -> None:
+    """Run the simulated Telegram; point SPONSORBOT_TELEGRAM_API at it."""
+    from sponsorbot.simulator.server import run as run_simulator
+
+    configure_logging("text", "INFO")
+    try:
+        run_simulator(host=host, port=port, seed=seed, latency_ms=latency_ms, jitter_ms=jitter_ms)
+    except OSError as exc:
+        raise _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", 1) from None
+
+
+@app.command()
+def status() -> None:
+    """Per bot: mode, token state, queue depth, oldest waiting, in hand, dead, outbox, sends."""
+    from sponsorbot.db.database import Database
+    from sponsorbot.db.migrate import migrate as apply
+    from sponsorbot.engine.health import bot_status, status_table
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+
+    async def _main() -> None:
+        db = await Database.open(settings, "status")
+        try:
+            conn = await db.connect("status")
+            try:
+                await apply(conn)
+            finally:
+                await conn.close()
+            rows = await bot_status(db.pool)
+        finally:
+            await db.close()
+        typer.echo(status_table(rows))
+
+    run_async(_main())
+
+
 def main() -> None:
     """Entry point of the console script."""
     try:
