@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 FETCH_LIMIT = 200
 MAX_IN_HAND = 2000
 FLUSH_EVERY_S = 0.05
+SHORT_WAIT_S = 0.02
 REFS_KEPT = 50_000
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -169,7 +170,13 @@ class Sender:
         queue = self._queues.get(chat_id)
         while queue and not self._stopping.is_set():
             row = queue[0]
-            await self.limiter.acquire(chat_id)
+            wait = self.limiter.reserve(chat_id)
+            if wait > 0:
+                if wait > SHORT_WAIT_S:
+                    # Likely this chat's own limit: let the worker serve other chats meanwhile.
+                    return wait
+                await asyncio.sleep(wait)
+                continue
             result = await self._send(row)
             if isinstance(result, _Throttled):
                 self.limiter.pause(result.retry_after)
