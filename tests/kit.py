@@ -118,3 +118,26 @@ async def eventually(
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(every)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """Serve an ASGI app with uvicorn on a free loopback port; yields its base URL."""
+    import uvicorn
+
+    from sponsorbot.runtime import _Server
+
+    port = free_port()
+    server = _Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            await task
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -259,3 +259,81 @@ async def test_sigterm_finishes_updates_in_hand_and_claims_no_more(
     assert in_hand <= done
     assert done == in_hand, "claimed new updates after SIGTERM"
     assert await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'processing'") == 0
+
+
+async def test_one_sender_per_bot_and_a_dead_holder_is_replaced_within_the_lease(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with simulated_telegram() as tg:
+        bots = await add_bots(pool, tg, 10)
+        users: dict[int, list[int]] = {}
+        for bot in bots:
+            users[bot["id"]] = []
+            for n in range(3):
+                user = await tg.sim.create_user(f"L{n}")
+                await tg.sim.open_link(user["id"], bot["username"])
+                users[bot["id"]].append(user["id"])
+            await drain(tg, bot["token"])
+        env = {"SPONSORBOT_LEASE_S": "3"}
+        a = start_worker(db_dsn, tg, tmp_path / "a.log", **env)
+        b = start_worker(db_dsn, tg, tmp_path / "b.log", **env)
+        try:
+
+            async def all_leased() -> bool:
+                n = await pool.fetchval("SELECT count(*) FROM leases WHERE name LIKE 'send:%'")
+                return bool(n == 10)
+
+            await eventually(all_leased, timeout=30)
+
+            async def balanced() -> bool:
+                rows = await pool.fetch("SELECT owner FROM leases WHERE name LIKE 'send:%'")
+                return len(rows) == 10 and len({r["owner"] for r in rows}) == 2
+
+            await eventually(balanced, timeout=30)
+
+            async def wave(tag: str) -> None:
+                for bot in bots:
+                    for k in range(5):
+                        chat = users[bot["id"]][k % 3]
+                        await pool.execute(
+                            "INSERT INTO outbox (bot_id, chat_id, method, params) "
+                            "VALUES ($1, $2, 'sendMessage', $3)",
+                            bot["id"],
+                            chat,
+                            {"chat_id": chat, "text": f"{tag}{k}"},
+                        )
+
+                async def sent() -> bool:
+                    n = await pool.fetchval("SELECT count(*) FROM outbox WHERE status = 'sent'")
+                    total = await pool.fetchval("SELECT count(*) FROM outbox")
+                    return bool(n == total)
+
+                await eventually(sent, timeout=60)
+
+            await wave("a")
+            victim_pid = a.pid
+            victim = [
+                r["name"]
+                for r in await pool.fetch("SELECT name, owner FROM leases")
+                if f":{victim_pid}:" in r["owner"] and r["name"].startswith("send:")
+            ]
+            a.kill()
+            a.wait()
+            killed_at = time.monotonic()
+
+            async def taken_over() -> bool:
+                rows = await pool.fetch("SELECT owner FROM leases WHERE name LIKE 'send:%'")
+                return len(rows) == 10 and all(f":{b.pid}:" in r["owner"] for r in rows)
+
+            await eventually(taken_over, timeout=30)
+            takeover_s = time.monotonic() - killed_at
+            await wave("b")
+        finally:
+            stop(a, b)
+        calls = [c for c in await tg.sim.call_log() if c["method"] == "sendMessage" and c["ok"]]
+    # Both workers held some bots; everything was sent once; the survivor took over in time.
+    assert victim
+    assert len(calls) == 100
+    texts = await pool.fetch("SELECT bot_id, params->>'text' AS t, chat_id FROM outbox")
+    assert len({(r["bot_id"], r["t"], r["chat_id"]) for r in texts}) == 100
+    assert takeover_s < 3 + 2 + 2.5, takeover_s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import Awaitable, Callable
 
 import asyncpg
@@ -20,6 +21,7 @@ from sponsorbot.telegram import BotApi
 log = logging.getLogger(__name__)
 
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+LIVE_WORKERS = "SELECT count(*) FROM leases WHERE name LIKE 'worker:%' AND expires_at > now()"
 Job = Callable[[asyncio.Event], Awaitable[None]]
 
 
@@ -53,6 +55,8 @@ class BotManager:
         self.bots: dict[int, ActiveBot] = {}
         self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self.holding: set[tuple[str, int]] = set()
+        # Each worker takes at most its share of bots, so senders spread over the workers.
+        self.share = 1_000_000
 
     def active(self) -> dict[int, ActiveBot]:
         """The active bots, by id (what the claim loop serves)."""
@@ -62,6 +66,9 @@ class BotManager:
         """Reload active bots; start and stop senders and pollers to match."""
         bots = {b.info.id: b for b in await self.service.active()}
         self.bots = bots
+        await self.leases.acquire(f"worker:{self.leases.owner}")
+        workers = max(1, await self.pool.fetchval(LIVE_WORKERS))
+        self.share = max(1, math.ceil(len(bots) / workers))
         wanted: set[tuple[str, int]] = set()
         for bot_id, bot in bots.items():
             wanted.add(("send", bot_id))
@@ -73,9 +80,26 @@ class BotManager:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        await self._give_back_excess()
         for key in wanted - set(self._tasks):
             kind, bot_id = key
             self._tasks[key] = asyncio.create_task(self._hold(kind, bots[bot_id]), name=str(key))
+
+    def _held(self, kind: str) -> int:
+        return sum(1 for k, _ in self.holding if k == kind)
+
+    async def _give_back_excess(self) -> None:
+        """Above our share (another worker started): release the excess for others to take."""
+        for kind in ("send", "poll"):
+            excess = self._held(kind) - self.share
+            if excess <= 0:
+                continue
+            keys = sorted(k for k in self.holding if k[0] == kind)[-excess:]
+            tasks = [t for t in (self._tasks.pop(k, None) for k in keys) if t is not None]
+            log.info("giving %d %s leases to other workers", len(tasks), kind)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Refresh on every bots-changed wake-up and every couple of seconds, until `stop`."""
@@ -98,6 +122,8 @@ class BotManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(*DB_ERRORS):
+            await self.leases.release(f"worker:{self.leases.owner}")
 
     async def _refused(self, bot_id: int) -> None:
         await self.service.mark_token_refused(bot_id)
@@ -106,6 +132,9 @@ class BotManager:
     async def _hold(self, kind: str, bot: ActiveBot) -> None:
         name = f"{kind}:{bot.info.id}"
         while True:
+            if self._held(kind) >= self.share:
+                await asyncio.sleep(self.retry_lease_s)
+                continue
             try:
                 got = await self.leases.acquire(name)
             except DB_ERRORS as exc:
