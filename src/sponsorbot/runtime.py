@@ -16,6 +16,7 @@ from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.handlers import Registry
+from sponsorbot.features import install as install_features
 from sponsorbot.web.app import create_app
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ def run_async(main: Coroutine[Any, Any, None]) -> None:
 
 
 def build_registry() -> Registry:
-    """Every feature's handlers, registered with the engine."""
+    """The registry an engine starts with; `install_features` adds every feature's handlers
+    and periodic jobs to it once the engine exists (they share the engine's caches)."""
     return Registry()
 
 
@@ -61,6 +63,8 @@ async def run_roles(
         finally:
             await conn.close()
         engine = Engine(settings, db.pool, db.dsn, registry or build_registry())
+        if registry is None:
+            install_features(engine)
         try:
             await _serve(settings, db, engine, roles)
         finally:

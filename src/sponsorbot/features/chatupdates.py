@@ -1,0 +1,103 @@
+"""Updates about chats: members joining and leaving gate channels, join requests, and the
+bot's own standing (made admin of a channel later, demoted, blocked by a person)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sponsorbot.engine.handlers import Context
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.channels import SET_STATUS, UPSERT, from_chat
+from sponsorbot.features.events import Events
+from sponsorbot.features.membership import MembershipCache, is_member
+
+RECORD_REQUEST = """
+INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3, 'pending')
+ON CONFLICT (bot_id, user_id, chat_id)
+DO UPDATE SET status = 'pending', requested_at = now(), updated_at = now()
+"""
+FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
+BLOCKED = """
+INSERT INTO people (bot_id, user_id, blocked_at) VALUES ($1, $2, $3)
+ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at, last_seen = now()
+"""
+
+
+class ChatUpdates:
+    """chat_member, my_chat_member and chat_join_request handlers."""
+
+    def __init__(self, config: ConfigCache, members: MembershipCache) -> None:
+        self.config = config
+        self.members = members
+
+    async def chat_member(self, update: dict[str, Any], ctx: Context) -> None:
+        """A person joined or left a chat the bot administers."""
+        body = update["chat_member"]
+        chat_id = int(body["chat"]["id"])
+        old, new = body.get("old_chat_member") or {}, body.get("new_chat_member") or {}
+        user_id = int(new["user"]["id"])
+        if user_id == ctx.bot.id:
+            return
+        was, now = is_member(old), is_member(new)
+        events = Events(ctx.bot.id)
+        if now and not was:
+            self.members.remember(ctx.bot.id, chat_id, user_id)
+            ctx.uow.execute(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
+            link = (body.get("invite_link") or {}).get("invite_link")
+            events.add("joined", user_id, chat_id=chat_id, data={"link": link} if link else None)
+        elif was and not now:
+            # Dropped at once: the next link asks Telegram again.
+            self.members.forget(ctx.bot.id, chat_id, user_id)
+            ctx.uow.execute(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
+            events.add("left", user_id, chat_id=chat_id, data={"status": new.get("status")})
+        events.flush(ctx.uow)
+
+    async def join_request(self, update: dict[str, Any], ctx: Context) -> None:
+        """Record a pending join request (the gate may count it as joined)."""
+        body = update["chat_join_request"]
+        chat_id = int(body["chat"]["id"])
+        user_id = int(body["from"]["id"])
+        ctx.uow.execute(RECORD_REQUEST, ctx.bot.id, chat_id, user_id)
+        events = Events(ctx.bot.id)
+        events.add("join_request", user_id, chat_id=chat_id)
+        events.flush(ctx.uow)
+
+    async def my_chat_member(self, update: dict[str, Any], ctx: Context) -> None:
+        """The bot's own membership changed: pick up channels, note lost rights, blocks."""
+        body = update["my_chat_member"]
+        chat = body["chat"]
+        new = body.get("new_chat_member") or {}
+        status = new.get("status")
+        if chat.get("type") == "private":
+            blocked_at = body.get("date") if status == "kicked" else None
+            ctx.uow.execute(
+                BLOCKED,
+                ctx.bot.id,
+                int(chat["id"]),
+                _timestamp(blocked_at) if blocked_at is not None else None,
+            )
+            return
+        if chat.get("type") not in ("channel", "supergroup"):
+            return
+        if status in ("administrator", "creator"):
+            check = from_chat(chat, new)
+            ctx.uow.execute(UPSERT, *check.args(ctx.bot.id))
+        elif status in ("left", "kicked"):
+            ctx.uow.execute(
+                SET_STATUS, ctx.bot.id, int(chat["id"]), "unreachable", [], "the bot left the chat"
+            )
+        else:
+            ctx.uow.execute(
+                SET_STATUS,
+                ctx.bot.id,
+                int(chat["id"]),
+                "missing_rights",
+                ["administrator"],
+                "the bot is no longer an administrator",
+            )
+        self.config.invalidate(ctx.bot.id)
+
+
+def _timestamp(unix: Any) -> datetime:
+    return datetime.fromtimestamp(int(unix), UTC)

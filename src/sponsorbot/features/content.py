@@ -1,0 +1,218 @@
+"""Content items: create (from a file_id, an upload, or files sent to the bot), list, change.
+
+Every item gets a random code of base62 characters from `secrets`, unique per bot; the link
+is ``https://t.me/<bot>?start=<code>``. Codes are never derived from ids.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.bots import BotService
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused, TooLarge
+from sponsorbot.telegram import BotApi, TelegramError
+
+BASE62 = string.ascii_letters + string.digits
+CODE_LENGTH = 12
+CODE_SHAPE = re.compile(r"^[A-Za-z0-9]{10,64}$")
+FILE_KINDS = ("document", "video", "photo")
+KINDS = (*FILE_KINDS, "text", "batch")
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # the Bot API's limit for files a bot uploads
+MAX_ITEMS = 10
+
+CONTENT_COLUMNS = """id, code, kind, items, caption, protect, auto_delete_s, enabled, created_by,
+    created_at, updated_at"""
+INSERT = f"""
+INSERT INTO contents (bot_id, code, kind, items, caption, protect, auto_delete_s, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING {CONTENT_COLUMNS}
+"""
+
+
+def new_code() -> str:
+    """A fresh unguessable code (12 base62 characters: about 71 bits)."""
+    return "".join(secrets.choice(BASE62) for _ in range(CODE_LENGTH))
+
+
+def link(username: str, code: str) -> str:
+    """The t.me start link of a content item."""
+    return f"https://t.me/{username}?start={code}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewContent:
+    """What a new content item is made of."""
+
+    kind: str
+    items: list[dict[str, Any]]
+    created_by: str
+    caption: str | None = None
+    protect: bool = True
+    auto_delete_s: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise Invalid(f"kind must be one of {', '.join(KINDS)}")
+        if not self.items:
+            raise Invalid("a content item needs at least one file or text")
+        if len(self.items) > MAX_ITEMS and self.kind == "batch":
+            raise Invalid(f"a batch holds at most {MAX_ITEMS} items")
+
+    def args(self, bot_id: int, code: str) -> tuple[Any, ...]:
+        """The INSERT arguments."""
+        return (
+            bot_id,
+            code,
+            self.kind,
+            self.items,
+            self.caption,
+            self.protect,
+            self.auto_delete_s,
+            self.created_by,
+        )
+
+
+def item_of_message(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The content item a Telegram message carries (a file, or text), if any."""
+    for kind in FILE_KINDS:
+        media = message.get(kind)
+        if kind == "photo" and isinstance(media, list) and media:
+            media = media[-1]  # the largest size
+        if isinstance(media, dict) and isinstance(media.get("file_id"), str):
+            item: dict[str, Any] = {"kind": kind, "file_id": media["file_id"]}
+            if message.get("caption"):
+                item["caption"] = str(message["caption"])
+            return item
+    return None
+
+
+class ContentService:
+    """The owner's operations on content (the API and the panel use it)."""
+
+    def __init__(
+        self, pool: asyncpg.Pool, api: BotApi, bots: BotService, config: ConfigCache
+    ) -> None:
+        self.pool = pool
+        self.api = api
+        self.bots = bots
+        self.config = config
+
+    async def _username(self, bot_id: int) -> str:
+        return str((await self.bots.get(bot_id))["username"])
+
+    def _out(self, username: str, row: asyncpg.Record) -> dict[str, Any]:
+        out = dict(row)
+        out["link"] = link(username, row["code"])
+        return out
+
+    async def create(self, bot_id: int, new: NewContent) -> dict[str, Any]:
+        """Store a content item under a fresh code."""
+        username = await self._username(bot_id)
+        for _ in range(5):
+            try:
+                row = await self.pool.fetchrow(INSERT, *new.args(bot_id, new_code()))
+            except asyncpg.UniqueViolationError:
+                continue  # a code collision: astronomically rare, simply draw again
+            assert row is not None
+            return self._out(username, row)
+        raise Conflict("could not draw an unused code")
+
+    async def upload(
+        self,
+        bot_id: int,
+        kind: str,
+        filename: str,
+        data: bytes,
+        content_type: str,
+        new: NewContent,
+    ) -> dict[str, Any]:
+        """Post the file to the bot's storage chat for a file_id, then store the item."""
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise TooLarge(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+        if not data:
+            raise Invalid("the file is empty")
+        if kind not in FILE_KINDS:
+            raise Invalid(f"an uploaded file's kind must be one of {', '.join(FILE_KINDS)}")
+        token = await self.bots.token(bot_id)
+        storage = (await self.config.get(bot_id)).storage_chat_id
+        if storage is None:
+            raise Conflict("set the bot's storage_chat_id first: uploads are stored there")
+        method = {"document": "sendDocument", "video": "sendVideo", "photo": "sendPhoto"}[kind]
+        try:
+            message = await self.api.bot(token).call(
+                method, {"chat_id": storage}, files={kind: (filename, data, content_type)}
+            )
+        except TelegramError as exc:
+            if exc.is_transient:
+                raise
+            raise Refused(
+                f"Telegram refused the upload to the storage chat: {exc.description}",
+                telegram=exc.description,
+            ) from None
+        item = item_of_message(message) if isinstance(message, dict) else None
+        if item is None:
+            raise Refused("Telegram's answer to the upload holds no file")
+        item.pop("caption", None)
+        stored = NewContent(
+            item["kind"], [item], new.created_by, new.caption, new.protect, new.auto_delete_s
+        )
+        return await self.create(bot_id, stored)
+
+    async def get(self, bot_id: int, content_id: int) -> dict[str, Any]:
+        """One content item of the bot."""
+        username = await self._username(bot_id)
+        row = await self.pool.fetchrow(
+            f"SELECT {CONTENT_COLUMNS} FROM contents WHERE bot_id = $1 AND id = $2",
+            bot_id,
+            content_id,
+        )
+        if row is None:
+            raise NotFound(f"the bot has no content {content_id}")
+        return self._out(username, row)
+
+    async def list(self, bot_id: int, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+        """A page of the bot's content, newest first, and how many there are."""
+        username = await self._username(bot_id)
+        rows = await self.pool.fetch(
+            f"SELECT {CONTENT_COLUMNS} FROM contents WHERE bot_id = $1 "
+            "ORDER BY id DESC LIMIT $2 OFFSET $3",
+            bot_id,
+            limit,
+            offset,
+        )
+        total = await self.pool.fetchval("SELECT count(*) FROM contents WHERE bot_id = $1", bot_id)
+        return [self._out(username, r) for r in rows], int(total)
+
+    async def update(self, bot_id: int, content_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        """Change caption, protect, auto_delete_s or enabled."""
+        allowed = {"caption", "protect", "auto_delete_s", "enabled"}
+        fields = {k: v for k, v in changes.items() if k in allowed}
+        if fields:
+            sets = ", ".join(f"{k} = ${i}" for i, k in enumerate(fields, start=3))
+            done = await self.pool.execute(
+                f"UPDATE contents SET {sets}, updated_at = now() WHERE bot_id = $1 AND id = $2",
+                bot_id,
+                content_id,
+                *fields.values(),
+            )
+            if done == "UPDATE 0":
+                await self.bots.get(bot_id)
+                raise NotFound(f"the bot has no content {content_id}")
+        return await self.get(bot_id, content_id)
+
+    async def delete(self, bot_id: int, content_id: int) -> None:
+        """Delete a content item; its link answers "unknown" from now on."""
+        done = await self.pool.execute(
+            "DELETE FROM contents WHERE bot_id = $1 AND id = $2", bot_id, content_id
+        )
+        if done == "DELETE 0":
+            await self.bots.get(bot_id)
+            raise NotFound(f"the bot has no content {content_id}")
+

@@ -1,0 +1,45 @@
+"""Statistics events, gathered during a handler and written in its one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sponsorbot.engine.handlers import UnitOfWork
+
+INSERT = """
+INSERT INTO events (bot_id, kind, user_id, content_id, chat_id, data)
+SELECT $1, e.kind, e.user_id, e.content_id, e.chat_id, e.data
+FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::jsonb[])
+     AS e (kind, user_id, content_id, chat_id, data)
+"""
+
+
+@dataclass(slots=True)
+class Events:
+    """Events of one update; `flush` adds a single INSERT to the unit of work."""
+
+    bot_id: int
+    rows: list[tuple[str, int | None, int | None, int | None, dict[str, Any] | None]] = field(
+        default_factory=list
+    )
+
+    def add(
+        self,
+        kind: str,
+        user_id: int | None = None,
+        *,
+        content_id: int | None = None,
+        chat_id: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        """Record one event."""
+        self.rows.append((kind, user_id, content_id, chat_id, data))
+
+    def flush(self, uow: UnitOfWork) -> None:
+        """Write the gathered events with the update's other writes."""
+        if not self.rows:
+            return
+        kinds, users, contents, chats, data = (list(col) for col in zip(*self.rows, strict=True))
+        uow.execute(INSERT, self.bot_id, kinds, users, contents, chats, data)
+        self.rows = []

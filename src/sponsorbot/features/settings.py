@@ -1,0 +1,202 @@
+"""A bot's gate, texts, uploaders, storage chat and join-request decisions (owner side)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.bots import BotService
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.channels import ensure_invite_link
+from sponsorbot.features.errors import Invalid, NotFound, Refused
+from sponsorbot.features.texts import DEFAULTS, KEYS, LANGUAGES, placeholders
+from sponsorbot.telegram import BotApi, TelegramError
+
+GATE = """
+SELECT g.chat_id, g.position, g.request_counts, c.title, c.username, c.status, c.missing
+FROM gate_channels g JOIN channels c ON c.bot_id = g.bot_id AND c.chat_id = g.chat_id
+WHERE g.bot_id = $1 ORDER BY g.position
+"""
+ENSURE_SETTINGS = "INSERT INTO bot_settings (bot_id) VALUES ($1) ON CONFLICT DO NOTHING"
+MAX_GATE = 10
+
+
+class SettingsService:
+    """The owner's settings of one bot's gate feature."""
+
+    def __init__(
+        self, pool: asyncpg.Pool, api: BotApi, bots: BotService, config: ConfigCache
+    ) -> None:
+        self.pool = pool
+        self.api = api
+        self.bots = bots
+        self.config = config
+
+    async def gate(self, bot_id: int) -> list[dict[str, Any]]:
+        """The gate's channels in order."""
+        await self.bots.get(bot_id)
+        return [dict(r) for r in await self.pool.fetch(GATE, bot_id)]
+
+    async def set_gate(self, bot_id: int, entries: list[tuple[int, bool]]) -> list[dict[str, Any]]:
+        """Replace the gate with these (chat_id, request_counts) in this order."""
+        await self.bots.get(bot_id)
+        ids = [chat_id for chat_id, _ in entries]
+        if len(set(ids)) != len(ids):
+            raise Invalid("a channel appears twice in the gate")
+        if len(ids) > MAX_GATE:
+            raise Invalid(f"a gate holds at most {MAX_GATE} channels")
+        rows = await self.pool.fetch(
+            "SELECT chat_id, username FROM channels WHERE bot_id = $1 AND chat_id = ANY($2)",
+            bot_id,
+            ids,
+        )
+        known = {r["chat_id"]: r["username"] for r in rows}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise NotFound(
+                "add these channels to the bot first: " + ", ".join(map(str, unknown)),
+                channel_ids=unknown,
+            )
+        private = [(c, r) for c, r in entries if known[c] is None]
+        if private:
+            telegram = self.api.bot(await self.bots.token(bot_id))
+            for chat_id, counts in private:
+                # A private channel's link must create join requests when requests count.
+                await ensure_invite_link(self.pool, telegram, bot_id, chat_id, counts)
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute("DELETE FROM gate_channels WHERE bot_id = $1", bot_id)
+            await conn.executemany(
+                "INSERT INTO gate_channels (bot_id, chat_id, position, request_counts) "
+                "VALUES ($1, $2, $3, $4)",
+                [(bot_id, c, i, r) for i, (c, r) in enumerate(entries)],
+            )
+        self.config.invalidate(bot_id)
+        return await self.gate(bot_id)
+
+    async def texts(self, bot_id: int) -> dict[str, Any]:
+        """The owner's overrides and the defaults they replace."""
+        await self.bots.get(bot_id)
+        texts = await self.pool.fetchval("SELECT texts FROM bot_settings WHERE bot_id = $1", bot_id)
+        return {"overrides": texts or {}, "defaults": DEFAULTS}
+
+    async def set_texts(self, bot_id: int, overrides: dict[str, dict[str, str]]) -> dict[str, Any]:
+        """Replace the overrides; an empty string or a missing key means "use the default"."""
+        await self.bots.get(bot_id)
+        clean: dict[str, dict[str, str]] = {}
+        for language, texts in overrides.items():
+            if language not in LANGUAGES:
+                raise Invalid(f"texts exist in {', '.join(LANGUAGES)}, not {language!r}")
+            for key, text in texts.items():
+                if key not in KEYS:
+                    raise Invalid(f"no text is called {key!r}", known=sorted(KEYS))
+                if len(text) > 1000:
+                    raise Invalid(f"the text {key!r} is longer than 1000 characters")
+                extra = placeholders_of(text) - placeholders(DEFAULTS["en"][key])
+                if extra:
+                    raise Invalid(
+                        f"the text {key!r} may use only "
+                        f"{sorted(placeholders(DEFAULTS['en'][key])) or 'no placeholders'}",
+                        unknown=sorted(extra),
+                    )
+                if text:
+                    clean.setdefault(language, {})[key] = text
+        await self.pool.execute(ENSURE_SETTINGS, bot_id)
+        await self.pool.execute(
+            "UPDATE bot_settings SET texts = $2, updated_at = now() WHERE bot_id = $1",
+            bot_id,
+            clean,
+        )
+        self.config.invalidate(bot_id)
+        return await self.texts(bot_id)
+
+    async def storage_chat(self, bot_id: int) -> int | None:
+        """Where API uploads go."""
+        value = await self.pool.fetchval(
+            "SELECT storage_chat_id FROM bot_settings WHERE bot_id = $1", bot_id
+        )
+        return int(value) if value is not None else None
+
+    async def set_storage_chat(self, bot_id: int, chat_id: int | None) -> None:
+        """Set (or clear) the storage chat."""
+        await self.bots.get(bot_id)
+        await self.pool.execute(ENSURE_SETTINGS, bot_id)
+        await self.pool.execute(
+            "UPDATE bot_settings SET storage_chat_id = $2, updated_at = now() WHERE bot_id = $1",
+            bot_id,
+            chat_id,
+        )
+        self.config.invalidate(bot_id)
+
+    async def uploaders(self, bot_id: int) -> list[dict[str, Any]]:
+        """Telegram users who may upload by sending files to the bot."""
+        await self.bots.get(bot_id)
+        rows = await self.pool.fetch(
+            "SELECT user_id, note, added_at FROM uploaders WHERE bot_id = $1 ORDER BY added_at",
+            bot_id,
+        )
+        return [dict(r) for r in rows]
+
+    async def add_uploader(self, bot_id: int, user_id: int, note: str | None) -> dict[str, Any]:
+        """Allow a Telegram user to upload (adding twice updates the note)."""
+        await self.bots.get(bot_id)
+        row = await self.pool.fetchrow(
+            "INSERT INTO uploaders (bot_id, user_id, note) VALUES ($1, $2, $3) "
+            "ON CONFLICT (bot_id, user_id) DO UPDATE SET note = excluded.note "
+            "RETURNING user_id, note, added_at",
+            bot_id,
+            user_id,
+            note,
+        )
+        self.config.invalidate(bot_id)
+        return dict(row)
+
+    async def remove_uploader(self, bot_id: int, user_id: int) -> None:
+        """Stop a Telegram user from uploading."""
+        done = await self.pool.execute(
+            "DELETE FROM uploaders WHERE bot_id = $1 AND user_id = $2", bot_id, user_id
+        )
+        if done == "DELETE 0":
+            await self.bots.get(bot_id)
+            raise NotFound(f"{user_id} is not an uploader of this bot")
+        self.config.invalidate(bot_id)
+
+    async def decide_request(self, bot_id: int, chat_id: int, user_id: int, approve: bool) -> None:
+        """Approve or decline a join request through the bot, and record the outcome."""
+        token = await self.bots.token(bot_id)
+        telegram = self.api.bot(token)
+        try:
+            if approve:
+                await telegram.approve_chat_join_request(chat_id, user_id)
+            else:
+                await telegram.decline_chat_join_request(chat_id, user_id)
+        except TelegramError as exc:
+            if exc.is_transient:
+                raise
+            raise Refused(
+                f"Telegram refused: {exc.description}", telegram=exc.description
+            ) from None
+        if approve:
+            await self.pool.execute(
+                "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3",
+                bot_id,
+                user_id,
+                chat_id,
+            )
+        else:
+            await self.pool.execute(
+                "INSERT INTO join_requests (bot_id, chat_id, user_id, status) "
+                "VALUES ($1, $2, $3, 'declined') ON CONFLICT (bot_id, user_id, chat_id) "
+                "DO UPDATE SET status = 'declined', updated_at = now()",
+                bot_id,
+                chat_id,
+                user_id,
+            )
+
+
+def placeholders_of(text: str) -> set[str]:
+    """The placeholders an owner's text uses; a malformed one is refused."""
+    try:
+        return placeholders(text)
+    except ValueError:
+        raise Invalid("unbalanced { or } in a text; write {{ and }} for braces") from None

@@ -1,0 +1,101 @@
+"""The visitor's texts in English and Persian, overridable per bot by the owner.
+
+Texts go out with HTML parse mode. Our defaults may use tags; an owner's override is plain
+text and is escaped like every value put into a text. Escaping touches exactly ``&``, ``<``,
+``>`` and ``"``: Persian and accented letters go as they are.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from typing import Any
+
+LANGUAGES = ("en", "fa")
+
+DEFAULTS: dict[str, dict[str, str]] = {
+    "en": {
+        "welcome": "Hello! Open a content link to get its file.",
+        "unknown_code": "Sorry, this link is not valid or the content is no longer available.",
+        "gate": "To get this content, please join:\n{channels}\n\nThen press <b>I've joined</b>.",
+        "join_button": "Join {title}",
+        "joined_button": "I've joined ✅",
+        "still_missing": "Still missing: {titles}",
+        "all_joined": "Thanks! Here it is.",
+        "gate_outdated": "This message is outdated; open the link again.",
+        "auto_delete": "This will be deleted in {minutes} minute(s). Save what you need.",
+        "upload_saved": "Saved. Link:\n{link}",
+        "batch_started": "Batch started: send the files, then /done (or /cancel).",
+        "batch_added": "Added ({count} so far). Send more, or /done.",
+        "batch_empty": "The batch is empty: send files first, or /cancel.",
+        "batch_cancelled": "Batch cancelled.",
+        "no_batch": "There is no open batch; /batch starts one.",
+        "channel_added": "Channel added: {title}",
+        "channel_refused": "Cannot add this channel: {reason}",
+    },
+    "fa": {
+        "welcome": "سلام! برای دریافت فایل، لینک آن را باز کنید.",
+        "unknown_code": "متأسفیم، این لینک معتبر نیست یا محتوای آن دیگر در دسترس نیست.",
+        "gate": "برای دریافت این محتوا لطفاً عضو شوید:\n{channels}\n\nسپس <b>عضو شدم</b> را بزنید.",
+        "join_button": "عضویت در {title}",
+        "joined_button": "عضو شدم ✅",
+        "still_missing": "هنوز عضو نشده‌اید: {titles}",
+        "all_joined": "ممنون! بفرمایید.",
+        "gate_outdated": "این پیام قدیمی است؛ لینک را دوباره باز کنید.",
+        "auto_delete": "این پیام پس از {minutes} دقیقه پاک می‌شود. آنچه لازم دارید ذخیره کنید.",
+        "upload_saved": "ذخیره شد. لینک:\n{link}",
+        "batch_started": "دسته شروع شد: فایل‌ها را بفرستید، سپس /done (یا /cancel).",
+        "batch_added": "اضافه شد ({count} تا کنون). باز هم بفرستید، یا /done.",
+        "batch_empty": "دسته خالی است: اول فایل بفرستید، یا /cancel.",
+        "batch_cancelled": "دسته لغو شد.",
+        "no_batch": "دسته‌ای باز نیست؛ با /batch شروع کنید.",
+        "channel_added": "کانال اضافه شد: {title}",
+        "channel_refused": "این کانال اضافه نشد: {reason}",
+    },
+}
+KEYS = frozenset(DEFAULTS["en"])
+
+
+def escape(text: str) -> str:
+    """Escape exactly what Telegram's HTML parse mode needs: & < > and "."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def language_of(code: str | None) -> str:
+    """The texts' language for a Telegram language_code: Persian for fa, English otherwise."""
+    return "fa" if code and code.lower().split("-")[0] == "fa" else "en"
+
+
+def placeholders(template: str) -> set[str]:
+    """The {names} a template uses."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def render(
+    key: str,
+    language: str,
+    overrides: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    raw: Mapping[str, str] | None = None,
+    html: bool = True,
+    **values: Any,
+) -> str:
+    """The text `key` in `language`: the owner's override or our default.
+
+    As HTML (the default) the override and `values` are escaped; `raw` values are HTML we
+    built already. With `html=False` (button labels, callback answers) nothing is escaped.
+    """
+    quote = escape if html else str
+    fields = {k: quote(str(v)) for k, v in values.items()}
+    fields.update(raw or {})
+    custom = (overrides or {}).get(language, {}).get(key)
+    template = quote(custom) if custom else DEFAULTS[language][key]
+    if not html:
+        template = template.replace("<b>", "").replace("</b>", "")
+    try:
+        return template.format_map(fields)
+    except (KeyError, IndexError, ValueError):
+        # An override naming a placeholder we do not have: fall back rather than fail a visitor.
+        return DEFAULTS[language][key].format_map(fields)
