@@ -11,11 +11,14 @@ from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.health import bot_status, prometheus_text
+from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.webhooks import webhook_router
 
 
-def create_app(settings: Settings, db: Database, engine: Engine) -> FastAPI:
-    """The api role's application: health, metrics, webhooks; the owner API and panel mount here."""
+def create_app(
+    settings: Settings, db: Database, engine: Engine, panel: PanelConfig | None = None
+) -> FastAPI:
+    """The api role's application: health, metrics, webhooks, the panel; the owner API too."""
     app = FastAPI(
         title="Sponsorbot",
         version=__version__,
@@ -27,6 +30,8 @@ def create_app(settings: Settings, db: Database, engine: Engine) -> FastAPI:
     app.state.db = db
     app.state.engine = engine
     app.include_router(webhook_router(db.pool, engine.notifier))
+    secure = (settings.public_url or "").startswith("https://")
+    mount_panel(app, db.pool, engine.bots, panel or PanelConfig(secure_cookies=secure))
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:

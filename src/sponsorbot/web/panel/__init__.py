@@ -1,0 +1,82 @@
+"""The web panel: server-rendered pages (Jinja + htmx) for owners and their team."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import asyncpg
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from sponsorbot.engine.bots import BotService
+from sponsorbot.web.panel import accounts
+from sponsorbot.web.panel.routes_auth import router as auth_router
+from sponsorbot.web.panel.routes_pages import router as pages_router
+from sponsorbot.web.panel.routes_team import router as team_router
+from sponsorbot.web.panel.web import (
+    CsrfRefused,
+    Forbidden,
+    Panel,
+    PanelConfig,
+    SignInRequired,
+    Viewer,
+    make_environment,
+    redirect,
+    render,
+    sign_in_url,
+)
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+__all__ = ["PanelConfig", "announce_setup_code", "mount_panel"]
+
+
+def _viewer(request: Request) -> Viewer | None:
+    viewer: Viewer | None = getattr(request.state, "viewer", None)
+    return viewer
+
+
+def mount_panel(
+    app: FastAPI, pool: asyncpg.Pool, bots: BotService, config: PanelConfig | None = None
+) -> None:
+    """Add the panel's pages, its static files and its error pages to the app."""
+    app.state.panel = Panel(pool, bots, config or PanelConfig(), make_environment())
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(auth_router)
+    app.include_router(pages_router)
+    app.include_router(team_router)
+
+    @app.exception_handler(SignInRequired)
+    async def _sign_in(request: Request, exc: SignInRequired) -> Response:
+        return redirect(request, sign_in_url(request))
+
+    @app.exception_handler(Forbidden)
+    async def _forbidden(request: Request, exc: Forbidden) -> Response:
+        viewer = _viewer(request)
+        assert viewer is not None  # Forbidden is raised only after the viewer is known
+        return render(request, viewer, "forbidden.html", status=403)
+
+    @app.exception_handler(CsrfRefused)
+    async def _csrf(request: Request, exc: CsrfRefused) -> Response:
+        viewer = _viewer(request)
+        assert viewer is not None
+        return render(request, viewer, "csrf.html", status=403)
+
+
+async def announce_setup_code(pool: asyncpg.Pool, config: PanelConfig | None = None) -> str | None:
+    """While no owner exists, print a fresh one-time setup code to the console (stderr only).
+
+    Written straight to the terminal, not through logging: log files are kept, and the code
+    must not be.
+    """
+    code = await accounts.new_setup_code(pool, (config or PanelConfig()).clock())
+    if code is not None:
+        print(
+            f"\n  Sponsorbot first run: open /setup and enter the setup code {code}"
+            "\n  (valid for one hour; `sponsorbot setup-code` prints a new one)\n",
+            file=sys.stderr,
+            flush=True,
+        )
+    return code

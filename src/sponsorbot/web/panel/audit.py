@@ -1,0 +1,108 @@
+"""The audit log: who changed what, when, from where; secrets never written in clear."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.logs import mask_tokens
+
+# Keys whose values are secrets: written as "•••" plus at most the last 4 characters.
+_SECRET_KEY = re.compile(r"token|secret|password|code|hash", re.IGNORECASE)
+
+INSERT = """
+INSERT INTO audit_log (at, user_id, actor, address, kind, target, before, after)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who did it: a team member, or someone not signed in (identified by what they typed)."""
+
+    user_id: int | None
+    name: str
+    address: str | None
+
+
+def mask(value: Any, key: str = "") -> Any:
+    """A copy of `value` fit for the log: secret fields masked, token-shaped text masked."""
+    if isinstance(value, dict):
+        return {k: mask(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v, key) for v in value]
+    if isinstance(value, str):
+        if _SECRET_KEY.search(key):
+            return "•••" + value[-4:] if len(value) > 8 else "•••"
+        return mask_tokens(value)
+    return value
+
+
+async def record(
+    conn: asyncpg.Pool | asyncpg.Connection,
+    at: datetime,
+    actor: Actor,
+    kind: str,
+    target: str | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> None:
+    """Write one entry (in the caller's transaction when given a connection)."""
+    await conn.execute(
+        INSERT,
+        at,
+        actor.user_id,
+        actor.name,
+        actor.address,
+        kind,
+        mask_tokens(target) if target else None,
+        mask(before) if before is not None else None,
+        mask(after) if after is not None else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilter:
+    """What the audit page asks for; every field optional."""
+
+    user_id: int | None = None
+    kind: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    before_id: int | None = None
+
+
+PAGE = 50
+
+
+async def entries(pool: asyncpg.Pool, f: AuditFilter, limit: int = PAGE) -> list[dict[str, Any]]:
+    """The newest entries matching the filter (kind matches as a prefix: "bot" finds "bot.*")."""
+    rows = await pool.fetch(
+        """
+        SELECT id, at, user_id, actor, address, kind, target, before, after
+        FROM audit_log
+        WHERE ($1::bigint IS NULL OR user_id = $1)
+          AND ($2::text IS NULL OR kind = $2 OR kind LIKE $2 || '.%')
+          AND ($3::timestamptz IS NULL OR at >= $3)
+          AND ($4::timestamptz IS NULL OR at < $4)
+          AND ($5::bigint IS NULL OR id < $5)
+        ORDER BY id DESC
+        LIMIT $6
+        """,
+        f.user_id,
+        f.kind,
+        f.since,
+        f.until,
+        f.before_id,
+        limit,
+    )
+    return [dict(r) for r in rows]
+
+
+async def kinds(pool: asyncpg.Pool) -> list[str]:
+    """Every kind written so far, for the filter's list."""
+    return [r["kind"] for r in await pool.fetch("SELECT DISTINCT kind FROM audit_log ORDER BY 1")]

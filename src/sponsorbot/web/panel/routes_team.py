@@ -1,0 +1,264 @@
+"""The team (members, roles, invitations), the audit log, and one's own account."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+
+from sponsorbot.web.panel import accounts
+from sponsorbot.web.panel.audit import AuditFilter, entries, kinds, record
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_auth import EMAIL
+from sponsorbot.web.panel.security import (
+    check_totp,
+    digest,
+    new_totp_secret,
+    qr_svg,
+    recovery_codes,
+    totp_uri,
+)
+from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+
+router = APIRouter(include_in_schema=False, tags=["panel"])
+Team = Annotated[Viewer, Depends(require("team"))]
+Audit = Annotated[Viewer, Depends(require("audit"))]
+Account = Annotated[Viewer, Depends(require("account"))]
+
+ROLE_NAMES = {
+    "owner": N_("Owner"),
+    "admin": N_("Admin"),
+    "editor": N_("Editor"),
+    "analyst": N_("Analyst"),
+}
+ROLE_HELP = {
+    "admin": N_("Everything but the team"),
+    "editor": N_("Content and gate"),
+    "analyst": N_("Read-only, statistics"),
+}
+
+
+# -- team --------------------------------------------------------------------------------------
+
+
+async def _team_page(
+    request: Request,
+    viewer: Viewer,
+    values: dict[str, str],
+    errors: dict[str, str],
+    link: str | None,
+    status: int = 200,
+) -> Response:
+    panel = panel_of(request)
+    context = {
+        "members": await accounts.users(panel.pool),
+        "invitations": await accounts.pending_invitations(panel.pool, panel.config.clock()),
+        "role_names": ROLE_NAMES,
+        "role_help": ROLE_HELP,
+        "values": values,
+        "errors": errors,
+        "link": link,
+    }
+    return render(request, viewer, "team.html", context, status)
+
+
+@router.get("/team")
+async def team_page(request: Request, viewer: Team) -> Response:
+    """Members with their roles, pending invitations, and the invitation form."""
+    return await _team_page(request, viewer, {}, {}, None)
+
+
+@router.post("/team/invitations")
+async def team_invite(request: Request, viewer: Team) -> Response:
+    """Invite someone: the link is shown once and expires in 72 hours."""
+    panel = panel_of(request)
+    form = await request.form()
+    values = {"email": str(form.get("email", "")).strip(), "role": str(form.get("role", ""))}
+    errors: dict[str, str] = {}
+    if not EMAIL.match(values["email"]):
+        errors["email"] = _("Enter an e-mail address like name@example.com.")
+    if values["role"] not in ROLE_HELP:
+        errors["role"] = _("Choose a role.")
+    if errors:
+        return await _team_page(request, viewer, values, errors, None, 422)
+    now = panel.config.clock()
+    _id, token = await accounts.invite(
+        panel.pool, values["email"], values["role"], viewer.user.id, now
+    )
+    await record(
+        panel.pool,
+        now,
+        actor_of(request, viewer),
+        "team.invited",
+        values["email"],
+        after={"role": values["role"]},
+    )
+    link = f"{request.base_url}invite/{token}"
+    return await _team_page(request, viewer, {}, {}, link)
+
+
+@router.post("/team/invitations/{invitation_id}/revoke")
+async def team_revoke(request: Request, invitation_id: int, viewer: Team) -> Response:
+    """Withdraw an invitation before it is used."""
+    panel = panel_of(request)
+    now = panel.config.clock()
+    email = await panel.pool.fetchval(
+        "UPDATE invitations SET revoked_at = $2 WHERE id = $1 AND accepted_at IS NULL "
+        "AND revoked_at IS NULL RETURNING email",
+        invitation_id,
+        now,
+    )
+    if email is not None:
+        await record(panel.pool, now, actor_of(request, viewer), "team.invitation_revoked", email)
+    return redirect(request, "/team")
+
+
+@router.post("/team/{user_id}/role")
+async def team_role(request: Request, user_id: int, viewer: Team) -> Response:
+    """Change a member's role (the owner's own role stays)."""
+    panel = panel_of(request)
+    role = str((await request.form()).get("role", ""))
+    member = await accounts.get_user(panel.pool, user_id)
+    if member is None or member.role == "owner" or role not in ROLE_HELP:
+        return redirect(request, "/team")
+    if role != member.role:
+        await panel.pool.execute("UPDATE users SET role = $2 WHERE id = $1", user_id, role)
+        await record(
+            panel.pool,
+            panel.config.clock(),
+            actor_of(request, viewer),
+            "team.role_changed",
+            member.email,
+            before={"role": member.role},
+            after={"role": role},
+        )
+    return redirect(request, "/team")
+
+
+@router.post("/team/{user_id}/remove")
+async def team_remove(request: Request, user_id: int, viewer: Team) -> Response:
+    """Remove a member: their sessions end at once."""
+    panel = panel_of(request)
+    member = await accounts.get_user(panel.pool, user_id)
+    if member is None or member.role == "owner":
+        return redirect(request, "/team")
+    now = panel.config.clock()
+    await panel.pool.execute("UPDATE users SET disabled_at = $2 WHERE id = $1", user_id, now)
+    await accounts.end_all_sessions(panel.pool, user_id)
+    await record(
+        panel.pool,
+        now,
+        actor_of(request, viewer),
+        "team.removed",
+        member.email,
+        before={"name": member.name, "role": member.role},
+    )
+    return redirect(request, "/team")
+
+
+# -- audit log ---------------------------------------------------------------------------------
+
+
+def _day(text: str | None, zone: str) -> datetime | None:
+    try:
+        return datetime.strptime(text or "", "%Y-%m-%d").replace(tzinfo=ZoneInfo(zone))
+    except ValueError:
+        return None
+
+
+@router.get("/audit")
+async def audit_page(request: Request, viewer: Audit) -> Response:
+    """The audit log, newest first, filtered by person, kind and dates."""
+    panel = panel_of(request)
+    zone = str(viewer.workspace.get("time_zone") or "UTC")
+    q = request.query_params
+    person = q.get("person", "")
+    until = _day(q.get("until"), zone)
+    f = AuditFilter(
+        user_id=int(person) if person.isdigit() else None,
+        kind=q.get("kind") or None,
+        since=_day(q.get("since"), zone),
+        until=until + timedelta(days=1) if until else None,
+        before_id=int(q["before"]) if q.get("before", "").isdigit() else None,
+    )
+    rows = await entries(panel.pool, f)
+    more = (
+        f"{request.url.path}?{_without_before(request)}&before={rows[-1]['id']}"
+        if len(rows) == 50
+        else None
+    )
+    context = {
+        "rows": rows,
+        "members": await accounts.users(panel.pool),
+        "kinds": await kinds(panel.pool),
+        "filters": {k: q.get(k, "") for k in ("person", "kind", "since", "until")},
+        "more": more,
+    }
+    return render(request, viewer, "audit.html", context)
+
+
+def _without_before(request: Request) -> str:
+    return "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != "before")
+
+
+# -- account -----------------------------------------------------------------------------------
+
+
+@router.get("/account")
+async def account_page(request: Request, viewer: Account) -> Response:
+    """One's own account: two-step sign-in and sign-out everywhere."""
+    return render(request, viewer, "account.html", {"codes": None})
+
+
+@router.get("/account/two-step")
+async def two_step_setup(request: Request, viewer: Account) -> Response:
+    """Show a new secret as a QR code, to be confirmed with a first code."""
+    secret = new_totp_secret()
+    return _two_step_form(request, viewer, secret, None)
+
+
+def _two_step_form(request: Request, viewer: Viewer, secret: str, error: str | None) -> Response:
+    name = str(viewer.workspace.get("name") or "Sponsorbot")
+    uri = totp_uri(secret, viewer.user.email, name)
+    context = {"secret": secret, "qr": qr_svg(uri), "error": error}
+    return render(request, viewer, "two_step_setup.html", context, 422 if error else 200)
+
+
+@router.post("/account/two-step")
+async def two_step_enable(request: Request, viewer: Account) -> Response:
+    """Turn two-step sign-in on once a code from the app matches; show recovery codes once."""
+    panel = panel_of(request)
+    form = await request.form()
+    secret = str(form.get("secret", ""))
+    code = str(form.get("code", ""))
+    now = panel.config.clock()
+    if len(secret) < 16 or not check_totp(secret, code, now):
+        error = _("That code is not right. Check the time on your phone and try the newest code.")
+        return _two_step_form(request, viewer, secret or new_totp_secret(), error)
+    codes = recovery_codes()
+    await panel.pool.execute(
+        "UPDATE users SET totp_secret = $2, recovery_codes = $3 WHERE id = $1",
+        viewer.user.id,
+        secret,
+        [digest(c) for c in codes],
+    )
+    await record(panel.pool, now, actor_of(request, viewer), "account.two_step_on")
+    return render(request, viewer, "account.html", {"codes": codes})
+
+
+@router.post("/account/two-step/off")
+async def two_step_disable(request: Request, viewer: Account) -> Response:
+    """Turn two-step sign-in off."""
+    panel = panel_of(request)
+    await panel.pool.execute(
+        "UPDATE users SET totp_secret = NULL, recovery_codes = '{}' WHERE id = $1",
+        viewer.user.id,
+    )
+    await record(
+        panel.pool, panel.config.clock(), actor_of(request, viewer), "account.two_step_off"
+    )
+    return redirect(request, "/account")
