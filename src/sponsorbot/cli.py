@@ -142,6 +142,48 @@ def status() -> None:
     run_async(_main())
 
 
+token_app = typer.Typer(help="Owner API tokens.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Option(help="What the token is for (shown in lists).")],
+    role: Annotated[
+        str, typer.Option(help="owner, admin, editor or analyst.", case_sensitive=False)
+    ] = "owner",
+) -> None:
+    """Create an owner API token; it is printed once, alone on the last line."""
+    from sponsorbot.db.database import Database
+    from sponsorbot.db.migrate import migrate as apply
+    from sponsorbot.features.errors import FeatureError
+    from sponsorbot.features.tokens import TokenService
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+    created: dict[str, str] = {}
+
+    async def _main() -> None:
+        db = await Database.open(settings, "token")
+        try:
+            conn = await db.connect("token")
+            try:
+                await apply(conn)
+            finally:
+                await conn.close()
+            row, token = await TokenService(db.pool).create(name, role.lower())
+        finally:
+            await db.close()
+        created.update(id=str(row["id"]), role=row["role"], token=token)
+
+    try:
+        run_async(_main())
+    except FeatureError as exc:
+        raise _fail(exc.message) from None
+    typer.echo(f"token {created['id']} ({created['role']}) created; it is shown only now:")
+    typer.echo(created["token"])
+
+
 def main() -> None:
     """Entry point of the console script."""
     try:

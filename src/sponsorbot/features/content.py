@@ -215,4 +215,3 @@ class ContentService:
         if done == "DELETE 0":
             await self.bots.get(bot_id)
             raise NotFound(f"the bot has no content {content_id}")
-

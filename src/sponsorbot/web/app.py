@@ -11,6 +11,8 @@ from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.health import bot_status, prometheus_text
+from sponsorbot.features import attach
+from sponsorbot.web.api import install_api
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.webhooks import webhook_router
 
@@ -30,6 +32,7 @@ def create_app(
     app.state.db = db
     app.state.engine = engine
     app.include_router(webhook_router(db.pool, engine.notifier))
+    install_api(app, attach(engine))
     secure = (settings.public_url or "").startswith("https://")
     mount_panel(app, db.pool, engine.bots, panel or PanelConfig(secure_cookies=secure))
 

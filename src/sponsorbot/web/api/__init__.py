@@ -1,0 +1,55 @@
+"""The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+
+from sponsorbot.features import Features
+from sponsorbot.web.api import routes_bots, routes_content, routes_gate
+from sponsorbot.web.api.errors import install_errors
+from sponsorbot.web.api.models import ContentIn, ErrorOut
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": text}
+    for status, text in (
+        (400, "Bad request, or Telegram refused"),
+        (401, "No valid token"),
+        (403, "The token's role may not do this"),
+        (404, "Not found"),
+        (409, "Conflict"),
+        (422, "Invalid input"),
+    )
+}
+
+
+def install_api(app: FastAPI, features: Features) -> None:
+    """Mount the owner API and its JSON error handlers on the application."""
+    app.state.features = features
+    api = APIRouter(prefix="/api/v1", responses=ERRORS)
+    api.include_router(routes_bots.router, tags=["bots"])
+    api.include_router(routes_gate.router, tags=["channels and gate"])
+    api.include_router(routes_content.router, tags=["content"])
+    app.include_router(api)
+    install_errors(app)
+    _describe_json_body(app)
+
+
+def _describe_json_body(app: FastAPI) -> None:
+    """Put ContentIn (used by the hand-described create-content body) in the components."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = build()
+        extra = ContentIn.model_json_schema(ref_template="#/components/schemas/{model}")
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for name, definition in extra.pop("$defs", {}).items():
+            components.setdefault(name, definition)
+        components["ContentIn"] = extra
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,114 @@
+"""Bots and API tokens."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+
+from sponsorbot.features import Features
+from sponsorbot.features.errors import Conflict
+from sponsorbot.web.api.auth import Admin, Reader, Service
+from sponsorbot.web.api.models import (
+    BotIn,
+    BotOut,
+    BotPatch,
+    MeOut,
+    Page,
+    TokenIn,
+    TokenOut,
+    WebhookOut,
+)
+
+router = APIRouter()
+Limit = Annotated[int, Query(ge=1, le=200)]
+Offset = Annotated[int, Query(ge=0, le=10_000_000)]
+
+
+async def bot_out(features: Features, bot: dict[str, Any]) -> dict[str, Any]:
+    """A bot with its storage chat."""
+    return {**bot, "storage_chat_id": await features.settings.storage_chat(bot["id"])}
+
+
+@router.get("/me", response_model=MeOut, summary="Who the token belongs to")
+async def me(who: Reader) -> dict[str, Any]:
+    return {"token_id": who.token_id, "name": who.name, "role": who.role}
+
+
+@router.get("/bots", response_model=Page[BotOut], summary="List bots")
+async def list_bots(
+    who: Reader, features: Service, limit: Limit = 50, offset: Offset = 0
+) -> dict[str, Any]:
+    bots = await features.bots.all()
+    page = [await bot_out(features, b) for b in bots[offset : offset + limit]]
+    return {"items": page, "total": len(bots), "limit": limit, "offset": offset}
+
+
+@router.post("/bots", status_code=201, response_model=BotOut, summary="Connect a bot")
+async def add_bot(body: BotIn, who: Admin, features: Service) -> dict[str, Any]:
+    return await bot_out(features, await features.bots.add(body.token, body.mode))
+
+
+@router.get("/bots/{bot_id}", response_model=BotOut, summary="One bot")
+async def get_bot(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+    return await bot_out(features, await features.bots.get(bot_id))
+
+
+@router.patch("/bots/{bot_id}", response_model=BotOut, summary="Change mode, status, storage")
+async def patch_bot(bot_id: int, body: BotPatch, who: Admin, features: Service) -> dict[str, Any]:
+    bot = await features.bots.get(bot_id)
+    if body.storage_chat_id is not None or body.clear_storage_chat:
+        await features.settings.set_storage_chat(bot_id, body.storage_chat_id)
+    if body.mode is not None and body.mode != bot["mode"]:
+        bot = await features.bots.set_mode(bot_id, body.mode)
+    if body.status == "paused" and bot["status"] != "paused":
+        bot = await features.bots.pause(bot_id)
+    elif body.status == "active" and bot["status"] != "active":
+        bot = await features.bots.resume(bot_id)
+    return await bot_out(features, bot)
+
+
+@router.post("/bots/{bot_id}/pause", response_model=BotOut, summary="Pause a bot")
+async def pause_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any]:
+    return await bot_out(features, await features.bots.pause(bot_id))
+
+
+@router.post("/bots/{bot_id}/resume", response_model=BotOut, summary="Resume a bot")
+async def resume_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any]:
+    return await bot_out(features, await features.bots.resume(bot_id))
+
+
+@router.delete("/bots/{bot_id}", status_code=204, summary="Remove a bot (deletes its webhook)")
+async def remove_bot(bot_id: int, who: Admin, features: Service) -> Response:
+    await features.bots.remove(bot_id)
+    return Response(status_code=204)
+
+
+@router.get("/bots/{bot_id}/webhook", response_model=WebhookOut, summary="Webhook health")
+async def webhook(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+    bot = await features.bots.get(bot_id)
+    token = await features.bots.token(bot_id)
+    info = await features.engine.api.bot(token).get_webhook_info()
+    return {"mode": bot["mode"], "info": info}
+
+
+@router.get("/tokens", response_model=Page[TokenOut], summary="List API tokens")
+async def list_tokens(
+    who: Admin, features: Service, limit: Limit = 50, offset: Offset = 0
+) -> dict[str, Any]:
+    rows, total = await features.tokens.all(limit, offset)
+    return {"items": rows, "total": total, "limit": limit, "offset": offset}
+
+
+@router.post("/tokens", status_code=201, response_model=TokenOut, summary="Create an API token")
+async def create_token(body: TokenIn, who: Admin, features: Service) -> dict[str, Any]:
+    if not who.outranks_or_equals(body.role):
+        raise Conflict(f"a {who.role} token cannot create a {body.role} token")
+    row, token = await features.tokens.create(body.name, body.role)
+    return {**row, "token": token}
+
+
+@router.delete("/tokens/{token_id}", status_code=204, summary="Revoke an API token")
+async def revoke_token(token_id: int, who: Admin, features: Service) -> Response:
+    await features.tokens.revoke(token_id)
+    return Response(status_code=204)
