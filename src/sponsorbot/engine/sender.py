@@ -153,13 +153,15 @@ class Sender:
             self._make_ready(chat_id)
 
     async def _chat_worker(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             chat_id = await self._ready.get()
             backoff = await self._drain_chat(chat_id)
             if backoff is not None:
                 asyncio.get_running_loop().call_later(backoff, self._after_backoff, chat_id)
                 continue
             self._scheduled.discard(chat_id)
+            if self._stopping.is_set():
+                return
             if self._queues.get(chat_id):
                 self._make_ready(chat_id)
             else:

@@ -36,7 +36,8 @@ def create_app(**options: Any) -> web.Application:
 
 async def serve(host: str, port: int, **options: Any) -> None:
     """Serve on ``host:port`` until cancelled."""
-    runner = web.AppRunner(create_app(**options), access_log=None)
+    # Long polls and webhook retries in flight must not hold a shutdown for a minute.
+    runner = web.AppRunner(create_app(**options), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port, backlog=1024)
