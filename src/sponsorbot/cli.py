@@ -142,6 +142,36 @@ def status() -> None:
     run_async(_main())
 
 
+@app.command("setup-code")
+def setup_code() -> None:
+    """Print a fresh one-time code for the panel's first-run /setup (while no owner exists)."""
+    from sponsorbot.db.database import Database
+    from sponsorbot.db.migrate import migrate as apply
+    from sponsorbot.runtime import run_async
+    from sponsorbot.web.panel.accounts import new_setup_code
+    from sponsorbot.web.panel.web import PanelConfig
+
+    settings = _settings()
+    result: list[str | None] = []
+
+    async def _main() -> None:
+        db = await Database.open(settings, "setup-code")
+        try:
+            conn = await db.connect("setup-code")
+            try:
+                await apply(conn)
+            finally:
+                await conn.close()
+            result.append(await new_setup_code(db.pool, PanelConfig().clock()))
+        finally:
+            await db.close()
+
+    run_async(_main())
+    if result[0] is None:
+        raise _fail("the workspace already has an owner: sign in at /signin", 1)
+    typer.echo(f"setup code: {result[0]} (valid for one hour; enter it at /setup)")
+
+
 token_app = typer.Typer(help="Owner API tokens.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 

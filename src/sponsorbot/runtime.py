@@ -18,6 +18,7 @@ from sponsorbot.engine.core import Engine
 from sponsorbot.engine.handlers import Registry
 from sponsorbot.features import install as install_features
 from sponsorbot.web.app import create_app
+from sponsorbot.web.panel import announce_setup_code
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ async def run_roles(
             await migrate(conn)
         finally:
             await conn.close()
+        if Role.API in roles:
+            await announce_setup_code(db.pool)
         engine = Engine(settings, db.pool, db.dsn, registry or build_registry())
         if registry is None:
             install_features(engine)

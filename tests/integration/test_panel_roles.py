@@ -1,0 +1,143 @@
+"""Every panel route, with every role and signed out: allowed, 403, or sent to sign in.
+
+The table below is the panel's access policy. A route added without an entry here fails
+`test_every_panel_route_is_in_the_policy`; a route whose check is missing or wrong fails the
+walk, because each request is really made.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from fastapi.routing import APIRoute
+
+from sponsorbot.web.panel.accounts import start_session
+from sponsorbot.web.panel.security import digest
+from sponsorbot.web.panel.web import SESSION_COOKIE
+from tests.integration.panel_kit import PanelApp, add_member, client, panel_app
+
+ROLES = ("owner", "admin", "editor", "analyst")
+PUBLIC = "public"
+EVERYONE = frozenset(ROLES)
+MANAGERS = frozenset({"owner", "admin"})
+OWNER = frozenset({"owner"})
+
+POLICY: dict[tuple[str, str], frozenset[str] | str] = {
+    ("GET", "/setup"): PUBLIC,
+    ("POST", "/setup"): PUBLIC,
+    ("GET", "/signin"): PUBLIC,
+    ("POST", "/signin"): PUBLIC,
+    ("GET", "/signin/two-step"): PUBLIC,
+    ("POST", "/signin/two-step"): PUBLIC,
+    ("POST", "/signout"): PUBLIC,
+    ("POST", "/language"): PUBLIC,
+    ("GET", "/invite/{token}"): PUBLIC,
+    ("POST", "/invite/{token}"): PUBLIC,
+    ("POST", "/signout/everywhere"): EVERYONE,
+    ("GET", "/"): EVERYONE,
+    ("GET", "/bots"): EVERYONE,
+    ("POST", "/bots"): MANAGERS,
+    ("POST", "/bots/{bot_id}/pause"): MANAGERS,
+    ("POST", "/bots/{bot_id}/resume"): MANAGERS,
+    ("GET", "/bots/{bot_id}/remove"): OWNER,
+    ("POST", "/bots/{bot_id}/remove"): OWNER,
+    ("GET", "/settings"): MANAGERS,
+    ("POST", "/settings"): MANAGERS,
+    ("GET", "/team"): OWNER,
+    ("POST", "/team/invitations"): OWNER,
+    ("POST", "/team/invitations/{invitation_id}/revoke"): OWNER,
+    ("POST", "/team/{user_id}/role"): OWNER,
+    ("POST", "/team/{user_id}/remove"): OWNER,
+    ("GET", "/audit"): MANAGERS,
+    ("GET", "/account"): EVERYONE,
+    ("GET", "/account/two-step"): EVERYONE,
+    ("POST", "/account/two-step"): EVERYONE,
+    ("POST", "/account/two-step/off"): EVERYONE,
+}
+
+
+@pytest.fixture
+async def panel(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
+    async with panel_app(pool, db_dsn, tmp_path) as app:
+        yield app
+
+
+def api_routes(routes: list[Any]) -> Iterator[APIRoute]:
+    # FastAPI keeps included routers as wrappers; the panel's routers carry no prefix.
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        elif hasattr(route, "original_router"):
+            yield from api_routes(route.original_router.routes)
+
+
+def panel_routes(panel: PanelApp) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for route in api_routes(panel.app.routes):
+        if "panel" in route.tags:
+            found.update((m, route.path) for m in route.methods or ())
+    return found
+
+
+def concrete(path: str) -> str:
+    # Ids nobody has: an allowed role gets past the check and finds nothing; nothing changes.
+    return re.sub(r"\{[a-z_]+\}", "999999", path)
+
+
+async def test_every_panel_route_is_in_the_policy(panel: PanelApp) -> None:
+    assert panel_routes(panel) == set(POLICY), "add the new route to POLICY with its roles"
+
+
+async def test_every_route_answers_each_role_as_the_policy_says(panel: PanelApp) -> None:
+    user_ids = {}
+    for role in ROLES:
+        await add_member(panel.pool, role)
+        user_ids[role] = await panel.pool.fetchval("SELECT id FROM users WHERE role = $1", role)
+    failures: list[str] = []
+    for (method, path), allowed in sorted(POLICY.items()):
+        if allowed == PUBLIC:
+            continue
+        url = concrete(path)
+        async with client(panel.app) as http:
+            anonymous = await http.request(method, url)
+            if anonymous.status_code != 303 or not anonymous.headers["location"].startswith(
+                "/signin"
+            ):
+                failures.append(f"{method} {path} signed out: {anonymous.status_code}")
+        for role in ROLES:
+            now = panel.clock()
+            session = await start_session(
+                panel.pool,
+                user_ids[role],
+                "active",
+                now + panel.app.state.panel.config.idle_timeout,
+                now,
+                None,
+                None,
+            )
+            csrf = await panel.pool.fetchval(
+                "SELECT csrf_token FROM panel_sessions WHERE id_hash = $1", digest(session)
+            )
+            async with client(panel.app) as http:
+                http.cookies.set(SESSION_COOKIE, session)
+                response = await http.request(method, url, headers={"X-CSRF-Token": csrf})
+            expected_forbidden = role not in allowed
+            if (response.status_code == 403) != expected_forbidden:
+                failures.append(f"{method} {path} as {role}: {response.status_code}")
+            if response.status_code >= 500:
+                failures.append(f"{method} {path} as {role}: server error")
+    assert not failures, "\n".join(failures)
+
+
+async def test_public_routes_open_without_signing_in(panel: PanelApp) -> None:
+    async with client(panel.app) as http:
+        for (method, path), allowed in POLICY.items():
+            if allowed == PUBLIC and method == "GET":
+                response = await http.get(concrete(path))
+                assert response.status_code in (200, 303, 404), (path, response.status_code)
+                assert response.status_code != 303 or "two-step" in path
