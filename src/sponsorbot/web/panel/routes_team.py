@@ -41,6 +41,31 @@ ROLE_HELP = {
     "analyst": N_("Read-only, statistics"),
 }
 
+# What the audit page calls each kind of entry; a kind without a label shows as written.
+KIND_LABELS = {
+    "signin": N_("Signed in"),
+    "signin.recovery_code": N_("Signed in with a recovery code"),
+    "signin.failed": N_("Sign-in failed"),
+    "signin.two_step_failed": N_("Two-step code failed"),
+    "signin.locked": N_("Account locked after failed sign-ins"),
+    "signin.refused_locked": N_("Sign-in refused: locked"),
+    "signout": N_("Signed out"),
+    "signout.everywhere": N_("Signed out everywhere"),
+    "account.two_step_on": N_("Two-step sign-in turned on"),
+    "account.two_step_off": N_("Two-step sign-in turned off"),
+    "team.owner_created": N_("Owner created at setup"),
+    "team.invited": N_("Invitation created"),
+    "team.invitation_revoked": N_("Invitation withdrawn"),
+    "team.joined": N_("Joined the team"),
+    "team.role_changed": N_("Role changed"),
+    "team.removed": N_("Member removed"),
+    "bot.added": N_("Bot added"),
+    "bot.paused": N_("Bot paused"),
+    "bot.resumed": N_("Bot resumed"),
+    "bot.removed": N_("Bot removed"),
+    "settings.changed": N_("Settings changed"),
+}
+
 
 # -- team --------------------------------------------------------------------------------------
 
@@ -195,6 +220,7 @@ async def audit_page(request: Request, viewer: Audit) -> Response:
         "rows": rows,
         "members": await accounts.users(panel.pool),
         "kinds": await kinds(panel.pool),
+        "kind_labels": KIND_LABELS,
         "filters": {k: q.get(k, "") for k in ("person", "kind", "since", "until")},
         "more": more,
     }
