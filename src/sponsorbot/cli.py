@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -212,6 +213,42 @@ def token_create(
         raise _fail(exc.message) from None
     typer.echo(f"token {created['id']} ({created['role']}) created; it is shown only now:")
     typer.echo(created["token"])
+
+
+@app.command()
+def loadtest(
+    bots: Annotated[int, typer.Option(min=1, max=200, help="Bots to set up.")] = 10,
+    rate: Annotated[float, typer.Option(min=0.1, help="Visitors per second, measured.")] = 200,
+    duration: Annotated[float, typer.Option(min=1, help="Seconds measured.")] = 60,
+    warmup: Annotated[float, typer.Option(min=0, help="Seconds at half rate first.")] = 30,
+    rtt: Annotated[float, typer.Option(min=0, help="Telegram's round trip, ms.")] = 40,
+    workers: Annotated[int, typer.Option(min=1, max=16, help="Worker processes.")] = 1,
+    drain: Annotated[float, typer.Option(min=0, help="Seconds to wait for late answers.")] = 30,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
+    ] = None,
+) -> None:
+    """Start simulator, api and workers as processes, send visitors, report rates and latency."""
+    from sponsorbot.loadtest.report import table, write_json
+    from sponsorbot.loadtest.runner import Options, run_loadtest
+    from sponsorbot.runtime import run_async
+
+    configure_logging("text", "WARNING")
+    options = Options(bots, rate, duration, warmup, rtt, workers, drain)
+    figures: dict[str, object] = {}
+
+    async def _main() -> None:
+        figures.update(await run_loadtest(options, typer.echo))
+
+    try:
+        run_async(_main())
+    except RuntimeError as exc:
+        raise _fail(f"load test failed: {exc}", 1) from None
+    setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
+    typer.echo(table(setup, figures))
+    if json_path is not None:
+        write_json(json_path, figures)
+        typer.echo(f"figures written to {json_path}")
 
 
 def main() -> None:

@@ -94,6 +94,14 @@ class SimulatorClient:
         result: dict[str, Any] = await self._call("users", body)
         return result
 
+    async def create_users(
+        self, count: int, first_name: str = "Visitor", language_code: str | None = None
+    ) -> list[int]:
+        """Many people at once (load tests); returns their ids."""
+        body = {"count": count, "first_name": first_name, "language_code": language_code}
+        result: list[int] = await self._call("users/bulk", body)
+        return result
+
     async def create_channel(
         self,
         title: str,

@@ -94,6 +94,21 @@ async def create_user(sim: Simulator, body: Body) -> Any:
     return account.json()
 
 
+MAX_BULK = 100_000
+
+
+async def create_users(sim: Simulator, body: Body) -> Any:
+    """Create ``count`` people at once (load tests): returns their ids."""
+    count = int(body.get("count", 0))
+    if not 0 < count <= MAX_BULK:
+        raise ValueError(f"count must be between 1 and {MAX_BULK}")
+    prefix = str(body.get("first_name") or "Visitor")
+    language = body.get("language_code")
+    return [
+        sim.world.create_user(f"{prefix} {n + 1}", None, None, language).id for n in range(count)
+    ]
+
+
 async def list_users(sim: Simulator, body: Body) -> Any:
     """Every person (not bots)."""
     return [a.json() for a in sim.world.accounts.values() if not a.is_bot]
@@ -340,6 +355,7 @@ async def reset(sim: Simulator, body: Body) -> Any:
 ROUTES: dict[str, Action] = {
     "bots": create_bot,
     "users": create_user,
+    "users/bulk": create_users,
     "channels": create_channel,
     "admins": make_admin,
     "admins/remove": remove_admin,

@@ -1,0 +1,133 @@
+"""What a load test measured, from the database and the simulator's call log."""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+SENDS = frozenset({"sendMessage", "sendVideo", "sendDocument", "sendPhoto", "copyMessage"})
+RECEIVED = """
+SELECT chat_key, min(extract(epoch FROM received_at))::float8 AS received
+FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND kind = 'message' AND chat_key = ANY ($2::bigint[])
+GROUP BY chat_key
+"""
+HANDLED_BETWEEN = """
+SELECT count(*) FROM inbox
+WHERE bot_id = ANY ($1::bigint[])
+  AND handled_at >= to_timestamp($2) AND handled_at < to_timestamp($3)
+"""
+BACKLOG = """
+SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status IN ('pending', 'processing')
+"""
+DEAD = "SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'dead'"
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) by nearest rank; NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass
+class Window:
+    """The measured phase."""
+
+    start: float
+    end: float
+    offered: int
+
+    @property
+    def seconds(self) -> float:
+        """Its length."""
+        return max(1e-9, self.end - self.start)
+
+
+def gate_answers(
+    calls: list[dict[str, Any]], visitors: set[int]
+) -> tuple[dict[int, float], int, int, int]:
+    """First accepted send per visitor, duplicate answers, busiest bot-second, 429s."""
+    first: dict[int, float] = {}
+    per_chat: collections.Counter[int] = collections.Counter()
+    per_bot_second: collections.Counter[tuple[int, int]] = collections.Counter()
+    throttled = 0
+    for call in calls:
+        if call.get("error_code") == 429:
+            throttled += 1
+        if call["method"] not in SENDS or not call["ok"]:
+            continue
+        per_bot_second[(call["bot_id"], int(call["ts"]))] += 1
+        chat = call.get("chat_id")
+        if chat in visitors:
+            per_chat[chat] += 1
+            first.setdefault(chat, call["ts"])
+    duplicates = sum(n - 1 for n in per_chat.values() if n > 1)
+    busiest = max(per_bot_second.values(), default=0)
+    return first, duplicates, busiest, throttled
+
+
+async def measure(
+    pool: asyncpg.Pool,
+    bot_ids: list[int],
+    visitors: dict[int, tuple[int, float]],
+    calls: list[dict[str, Any]],
+    window: Window,
+    backlog: int,
+    cpu: dict[str, float],
+) -> dict[str, Any]:
+    """The report's figures (the JSON keys of the issue, and a few more)."""
+    users = set(visitors)
+    answered, duplicates, busiest, throttled = gate_answers(calls, users)
+    rows = await pool.fetch(RECEIVED, bot_ids, list(users))
+    received = {r["chat_key"]: r["received"] for r in rows}
+    latencies = [answered[u] - received[u] for u in users if u in answered and u in received]
+    handled = await pool.fetchval(HANDLED_BETWEEN, bot_ids, window.start, window.end)
+    dead = await pool.fetchval(DEAD, bot_ids)
+    return {
+        "offered_per_s": round(window.offered / window.seconds, 1),
+        "handled_per_s": round(handled / window.seconds, 1),
+        "p50_s": round(percentile(latencies, 50), 3),
+        "p95_s": round(percentile(latencies, 95), 3),
+        "p99_s": round(percentile(latencies, 99), 3),
+        "max_s": round(max(latencies, default=math.nan), 3),
+        "backlog": backlog,
+        "max_bot_msgs_per_s": busiest,
+        "throttled_429": throttled,
+        "dead": dead,
+        "duplicates": duplicates,
+        "visitors": len(users),
+        "answered": len(latencies),
+        "unanswered": len(users) - len(answered),
+        "cpu_s": cpu,
+    }
+
+
+def table(setup: str, r: dict[str, Any]) -> str:
+    """The article's row: setup, offered, handled, answer p50 / p95 / p99."""
+    head = (
+        "| Setup | Offered | Handled | Answer sent: p50 / p95 / p99 | max | backlog | dead | dup |"
+    )
+    rule = "|---|---|---|---|---|---|---|---|"
+    row = (
+        f"| {setup} | {r['offered_per_s']:.0f}/s | {r['handled_per_s']:.0f}/s | "
+        f"{r['p50_s']:.2f} s / {r['p95_s']:.2f} s / {r['p99_s']:.2f} s | {r['max_s']:.2f} s | "
+        f"{r['backlog']} | {r['dead']} | {r['duplicates']} |"
+    )
+    cpu = ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())
+    return f"{head}\n{rule}\n{row}\n\nCPU seconds in the measured window: {cpu}\n" + (
+        f"busiest second of any bot: {r['max_bot_msgs_per_s']} messages; "
+        f"429s: {r['throttled_429']}; unanswered visitors: {r['unanswered']}"
+    )
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    """The figures as JSON."""
+    path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")

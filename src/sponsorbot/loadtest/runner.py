@@ -1,0 +1,207 @@
+"""`sponsorbot loadtest`: start the cluster, set it up, send visitors, report."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.db.embedded import EmbeddedPostgres
+from sponsorbot.db.pool import create_pool
+from sponsorbot.loadtest.processes import (
+    Cluster,
+    CpuMeter,
+    free_port,
+    own_pid,
+    postgres_pids,
+    wait_http,
+)
+from sponsorbot.loadtest.report import BACKLOG, Window, measure
+from sponsorbot.loadtest.scenario import LoadBot, Opened, OwnerApi, send_visitors, set_up_bot
+from sponsorbot.simulator.client import SimulatorClient
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The load test's knobs (see `sponsorbot loadtest --help`)."""
+
+    bots: int = 10
+    rate: float = 200.0
+    duration: float = 60.0
+    warmup: float = 30.0
+    rtt_ms: float = 40.0
+    workers: int = 1
+    drain: float = 30.0
+    keep: bool = False
+
+
+def _environment(workdir: Path, sim_url: str, api_port: int) -> tuple[dict[str, str], Path | None]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
+    pgdata: Path | None = None
+    if os.environ.get("SPONSORBOT_DATABASE_URL"):
+        env["SPONSORBOT_DATABASE_URL"] = os.environ["SPONSORBOT_DATABASE_URL"]
+    else:
+        pgdata = workdir / "data" / "pgdata"
+    env.update(
+        SPONSORBOT_DATA_DIR=str(workdir / "data"),
+        SPONSORBOT_TELEGRAM_API=sim_url,
+        SPONSORBOT_HOST="127.0.0.1",
+        SPONSORBOT_PORT=str(api_port),
+        SPONSORBOT_PUBLIC_URL=f"http://127.0.0.1:{api_port}",
+        SPONSORBOT_LOG_LEVEL="WARNING",
+    )
+    return env, pgdata
+
+
+def _token(env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "sponsorbot", "token", "create", "--name", "loadtest"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+@contextlib.asynccontextmanager
+async def _database(env: dict[str, str]) -> AsyncIterator[asyncpg.Pool]:
+    """A pool on the cluster's database (joining the embedded server, if that is it)."""
+    server: EmbeddedPostgres | None = None
+    dsn = env.get("SPONSORBOT_DATABASE_URL")
+    if not dsn:
+        server = EmbeddedPostgres(Path(env["SPONSORBOT_DATA_DIR"]))
+        dsn = await asyncio.to_thread(server.start)
+    pool = await create_pool(dsn, role="loadtest", min_size=1, max_size=4)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+        if server is not None:
+            await asyncio.to_thread(server.release)
+
+
+async def _all_calls(sim: SimulatorClient) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+    since = 0
+    while True:
+        page = await sim.call_log(since=since, limit=10_000)
+        if not page:
+            return calls
+        calls.extend(page)
+        since = page[-1]["seq"]
+
+
+async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
+    """Run one load test and return its figures."""
+    workdir = Path(tempfile.mkdtemp(prefix="sponsorbot-loadtest-"))
+    sim_port, api_port = free_port(), free_port()
+    sim_url = f"http://127.0.0.1:{sim_port}"
+    env, pgdata = _environment(workdir, sim_url, api_port)
+    cluster = Cluster(workdir, env)
+    say(
+        f"load test: {options.bots} bots, {options.rate:g}/s for {options.duration:g}s "
+        f"after {options.warmup:g}s at half rate, Telegram {options.rtt_ms:g} ms away, "
+        f"api + {options.workers} worker(s); logs in {workdir}"
+    )
+    try:
+        cluster.start(
+            "simulator",
+            "simulator",
+            "--port",
+            str(sim_port),
+            "--latency-ms",
+            str(options.rtt_ms),
+            "--seed",
+            "1",
+        )
+        await wait_http(f"{sim_url}/_sim/bots", cluster)
+        cluster.start("api", "run", "--role", "api")
+        await wait_http(f"http://127.0.0.1:{api_port}/healthz", cluster)
+        for n in range(options.workers):
+            cluster.start(f"worker{n + 1}", "run", "--role", "worker")
+        token = await asyncio.to_thread(_token, env)
+        async with SimulatorClient(sim_url) as sim, _database(env) as pool:
+            api = OwnerApi(f"http://127.0.0.1:{api_port}", token)
+            try:
+                bots: list[LoadBot] = list(
+                    await asyncio.gather(*(set_up_bot(sim, api, n) for n in range(options.bots)))
+                )
+            finally:
+                await api.close()
+            bot_ids = [b.api_id for b in bots]
+            warm_count = int(options.rate / 2 * options.warmup)
+            users = await sim.create_users(warm_count + int(options.rate * options.duration) + 1)
+            await asyncio.sleep(1.0)  # workers take their leases
+            cluster.check_alive()
+            opened = Opened()
+            say("warming up ...")
+            await send_visitors(
+                sim,
+                bots,
+                users[:warm_count],
+                options.rate / 2,
+                options.warmup,
+                opened.warmup,
+                opened,
+            )
+            groups = {m.name: [m.proc.pid] for m in cluster.members}
+            groups["postgres"] = postgres_pids(pgdata)
+            groups["loadgen"] = [own_pid()]
+            meter = CpuMeter(groups)
+            meter.start()
+            say("measuring ...")
+            window_start = time.time()
+            await send_visitors(
+                sim,
+                bots,
+                users[warm_count:],
+                options.rate,
+                options.duration,
+                opened.measured,
+                opened,
+            )
+            window_end = time.time()
+            backlog = await pool.fetchval(BACKLOG, bot_ids)
+            cpu = meter.stop()
+            cluster.check_alive()
+            await _drain(pool, bot_ids, options.drain)
+            calls = await _all_calls(sim)
+            window = Window(window_start, window_end, len(opened.measured) + opened.failed)
+            result = await measure(pool, bot_ids, opened.measured, calls, window, backlog, cpu)
+            result["open_failures"] = opened.failed
+            result["options"] = options.__dict__
+            result["logs"] = str(workdir)
+            return result
+    finally:
+        cluster.stop()
+
+
+async def _drain(pool: asyncpg.Pool, bot_ids: list[int], seconds: float) -> None:
+    """Give the backlog up to `seconds` to be answered, so late answers are measured too."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        waiting = await pool.fetchval(BACKLOG, bot_ids)
+        outbox = await pool.fetchval(
+            "SELECT count(*) FROM outbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'pending'"
+            " AND not_before <= now()",
+            bot_ids,
+        )
+        if waiting == 0 and outbox == 0:
+            await asyncio.sleep(0.5)  # the last flush of completions
+            return
+        await asyncio.sleep(0.5)

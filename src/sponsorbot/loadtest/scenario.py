@@ -1,0 +1,119 @@
+"""What a load test does to the product: set bots up as an owner would, then send visitors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from sponsorbot.simulator.client import SimulatorClient
+
+
+class SetupError(Exception):
+    """The owner API refused a set-up step; the message says which."""
+
+
+@dataclass
+class LoadBot:
+    """A bot set up for the load test: its ids and a content link's code."""
+
+    sim_id: int
+    username: str
+    api_id: int
+    code: str
+
+
+@dataclass
+class Opened:
+    """Visitors sent, by phase: user id → (bot id, time the link was opened)."""
+
+    warmup: dict[int, tuple[int, float]] = field(default_factory=dict)
+    measured: dict[int, tuple[int, float]] = field(default_factory=dict)
+    failed: int = 0
+
+
+class OwnerApi:
+    """The owner JSON API, with a Bearer token, as an owner's script would use it."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base.rstrip("/") + "/api/v1"
+        self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"})
+
+    async def call(self, method: str, path: str, body: dict[str, Any]) -> Any:
+        """One request; a non-2xx answer is a SetupError naming the step."""
+        async with self.http.request(method, self.base + path, json=body) as response:
+            data = await response.json(content_type=None)
+            if response.status >= 300:
+                raise SetupError(f"{method} {path}: {response.status} {data}")
+            return data
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        await self.http.close()
+
+
+async def set_up_bot(sim: SimulatorClient, api: OwnerApi, n: int) -> LoadBot:
+    """A bot in webhook mode with two gate channels and a video, through the owner API."""
+    made = await sim.create_bot(f"load{n}_bot")
+    channels = []
+    for c in (1, 2):
+        channel = await sim.create_channel(f"Load {n} sponsor {c}", username=f"load{n}_sponsor{c}")
+        await sim.make_admin(channel["id"], made["id"], can_invite_users=True)
+        channels.append(channel)
+    bot = await api.call("POST", "/bots", {"token": made["token"], "mode": "webhook"})
+    gate = []
+    for channel in channels:
+        added = await api.call(
+            "POST", f"/bots/{bot['id']}/channels", {"ref": f"@{channel['username']}"}
+        )
+        gate.append(added["chat_id"])
+    await api.call("PUT", f"/bots/{bot['id']}/gate", {"channel_ids": gate})
+    # A video the bot can send by file_id: one a person sent it earlier.
+    owner = await sim.create_user("Owner")
+    file = await sim.send_file(owner["id"], made["username"], kind="video", file_name="v.mp4")
+    content = await api.call(
+        "POST",
+        f"/bots/{bot['id']}/contents",
+        {"kind": "video", "file_id": file["file_id"], "caption": "Load test video"},
+    )
+    return LoadBot(made["id"], made["username"], bot["id"], content["code"])
+
+
+async def send_visitors(
+    sim: SimulatorClient,
+    bots: list[LoadBot],
+    users: list[int],
+    rate: float,
+    seconds: float,
+    into: dict[int, tuple[int, float]],
+    opened: Opened,
+) -> None:
+    """Open content links at a steady rate (open loop: a slow bot does not slow the rate).
+
+    Each visitor is new, so each is shown the gate: two membership checks and a message.
+    """
+    count = int(rate * seconds)
+    start = time.monotonic()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(user: int, bot: LoadBot) -> None:
+        try:
+            await sim.open_link(user, bot.sim_id, bot.code)
+        except Exception:  # counted, not fatal: the report says how many
+            opened.failed += 1
+            into.pop(user, None)
+
+    for i in range(count):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        user, bot = users[i], bots[i % len(bots)]
+        into[user] = (bot.sim_id, time.time())
+        task = asyncio.create_task(one(user, bot))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    if tasks:
+        await asyncio.gather(*tasks)
