@@ -172,6 +172,36 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
             await expect(row).to_contain_text("…" + bot["token"][-4:])
             await shot(page, "bots-en")
 
+            # A channel for the gate, then a content item and its link.
+            channel = await sim.create_channel("Demo News", username="demo_news")  # type: ignore[attr-defined]
+            await sim.make_admin(channel["id"], bot["id"])  # type: ignore[attr-defined]
+            await page.click("table.list >> text=@uploads_demo_bot")
+            # (the bot may already list it: my_chat_member tells it about new admin rights)
+            await page.fill("#f-ref", "https://t.me/nobody_here_at_all")
+            await page.click("main button.primary")
+            await expect(page.locator("#e-ref")).to_be_visible()
+            await page.fill("#f-ref", "@demo_news")
+            await page.click("main button.primary")
+            gate_row = page.locator("table.list tbody tr")
+            await expect(gate_row).to_contain_text("Demo News")
+            await expect(gate_row.locator(".badge")).to_have_text("Ready")
+            await gate_row.locator("input[name=gate]").check()
+            await page.click("text=Save the gate")
+            await expect(page.locator("input[name=gate]")).to_be_checked()
+            await shot(page, "channels-en")
+            await page.click("nav.tabs >> text=Content")
+            await expect(page.locator(".card.empty h2")).to_have_text("No content yet")
+            await page.fill("#f-text", "The price list for March")
+            await page.click("main button.primary")
+            link = await page.locator("input.copy").first.input_value()
+            assert link.startswith("https://t.me/uploads_demo_bot?start=")
+            await context.grant_permissions(["clipboard-read", "clipboard-write"])
+            await page.click("text=Copy link")
+            await expect(page.locator(".copy-button.done")).to_have_count(1)
+            assert await page.evaluate("navigator.clipboard.readText()") == link
+            await expect(page.locator(".item .qr svg")).to_have_count(1)
+            await shot(page, "content-en")
+
             # Some visitors, so the dashboard has figures.
             for name in ("Ali", "Mina", "Reza"):
                 user = await sim.create_user(name)  # type: ignore[attr-defined]
@@ -199,6 +229,8 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
             await shot(page, "dashboard-fa")
             await page.goto(f"{base}/bots")
             await shot(page, "bots-fa")
+            await page.goto(f"{base}/bots/{bot['id']}/content")
+            await shot(page, "content-fa")
             await page.set_viewport_size({"width": 375, "height": 780})
             await page.goto(f"{base}/")
             await shot(page, "dashboard-fa-phone")
@@ -216,6 +248,9 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
                 "Two-step sign-in turned on",
                 "Signed in",
                 "Bot added",
+                "Channel added",
+                "Gate changed",
+                "Content created",
             ):
                 assert label in text, label
             assert "127.0.0.1" in text and "sara@example.com" in text
@@ -229,7 +264,7 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
                 if m == "GET" and allowed != PUBLIC
             ]
             bot_id = bot["id"]
-            pages += [f"/bots/{bot_id}/remove", "/audit?kind=bot"]
+            pages = [p.replace("999999", str(bot_id)) for p in pages] + ["/audit?kind=bot"]
             for path in pages:
                 for language in ("en", "fa"):
                     await page.goto(f"{base}{path}")

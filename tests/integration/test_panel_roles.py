@@ -24,6 +24,7 @@ from tests.integration.panel_kit import PanelApp, add_member, client, panel_app
 ROLES = ("owner", "admin", "editor", "analyst")
 PUBLIC = "public"
 EVERYONE = frozenset(ROLES)
+EDITORS = frozenset({"owner", "admin", "editor"})
 MANAGERS = frozenset({"owner", "admin"})
 OWNER = frozenset({"owner"})
 
@@ -46,6 +47,13 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/bots/{bot_id}/resume"): MANAGERS,
     ("GET", "/bots/{bot_id}/remove"): OWNER,
     ("POST", "/bots/{bot_id}/remove"): OWNER,
+    ("GET", "/bots/{bot_id}/channels"): EVERYONE,
+    ("POST", "/bots/{bot_id}/channels"): EDITORS,
+    ("POST", "/bots/{bot_id}/channels/{chat_id}/check"): EDITORS,
+    ("POST", "/bots/{bot_id}/gate"): EDITORS,
+    ("GET", "/bots/{bot_id}/content"): EVERYONE,
+    ("POST", "/bots/{bot_id}/content"): EDITORS,
+    ("POST", "/bots/{bot_id}/content/{content_id}/toggle"): EDITORS,
     ("GET", "/settings"): MANAGERS,
     ("POST", "/settings"): MANAGERS,
     ("GET", "/team"): OWNER,

@@ -64,6 +64,11 @@ KIND_LABELS = {
     "bot.resumed": N_("Bot resumed"),
     "bot.removed": N_("Bot removed"),
     "settings.changed": N_("Settings changed"),
+    "channel.added": N_("Channel added"),
+    "gate.changed": N_("Gate changed"),
+    "content.created": N_("Content created"),
+    "content.enabled": N_("Content link turned on"),
+    "content.disabled": N_("Content link turned off"),
 }
 
 
