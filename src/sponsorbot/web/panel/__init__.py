@@ -16,6 +16,7 @@ from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_gate import router as gate_router
 from sponsorbot.web.panel.routes_pages import router as pages_router
 from sponsorbot.web.panel.routes_team import router as team_router
+from sponsorbot.web.panel.routes_tokens import router as tokens_router
 from sponsorbot.web.panel.web import (
     CsrfRefused,
     Forbidden,
@@ -49,6 +50,7 @@ def mount_panel(
     app.include_router(pages_router)
     app.include_router(team_router)
     app.include_router(gate_router)
+    app.include_router(tokens_router)
 
     @app.exception_handler(SignInRequired)
     async def _sign_in(request: Request, exc: SignInRequired) -> Response:

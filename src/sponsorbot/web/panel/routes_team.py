@@ -69,6 +69,8 @@ KIND_LABELS = {
     "content.created": N_("Content created"),
     "content.enabled": N_("Content link turned on"),
     "content.disabled": N_("Content link turned off"),
+    "token.created": N_("API token created"),
+    "token.revoked": N_("API token revoked"),
 }
 
 
