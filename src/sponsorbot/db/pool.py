@@ -18,6 +18,12 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(name, encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """No reset on release: our code leaves no session state behind (no SET, LISTEN or
+    advisory lock on pooled connections), and asyncpg's default reset costs four statements
+    per acquire, a third of a worker's database round trips under load."""
+
+
 async def connect(dsn: str, *, role: str = "tool") -> asyncpg.Connection:
     """One connection with the same codecs as the pool (for LISTEN and one-off tools)."""
     conn = await asyncpg.connect(dsn, server_settings={"application_name": f"sponsorbot-{role}"})
@@ -41,6 +47,7 @@ async def create_pool(
         statement_cache_size=statement_cache_size,
         max_inactive_connection_lifetime=300,
         init=_init_connection,
+        reset=_keep_session,
         server_settings={"application_name": f"sponsorbot-{role}"},
     )
     return pool

@@ -26,7 +26,8 @@ ON CONFLICT (bot_id, update_id) DO NOTHING
 # Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
 # each branch an ordered, limited scan of its own partial index. `candidates`: per person the
 # earliest, only if nothing of theirs is in hand and nothing earlier still waits (a row waiting
-# out a retry delay holds its person's queue). `locked`: repeats the status conditions, because
+# out a retry delay holds its person's queue); OFFSET 0 keeps those checks index probes per
+# candidate instead of a hash anti-join over the whole queue. `locked`: repeats the status conditions, because
 # after skipping or waiting for a lock PostgreSQL rechecks only the conditions of that step.
 CLAIM = """
 WITH due AS (
@@ -44,18 +45,18 @@ WITH due AS (
         WHERE NOT EXISTS (
               SELECT 1 FROM inbox p
               WHERE p.status = 'processing' AND p.bot_id = d.bot_id
-                AND p.chat_key = d.chat_key AND p.id <> d.id)
+                AND p.chat_key = d.chat_key AND p.id <> d.id OFFSET 0)
           AND NOT EXISTS (
               SELECT 1 FROM inbox e
               WHERE e.status = 'pending' AND e.bot_id = d.bot_id
-                AND e.chat_key = d.chat_key AND e.id < d.id)
+                AND e.chat_key = d.chat_key AND e.id < d.id OFFSET 0)
         ORDER BY d.bot_id, d.chat_key, d.id
     ) c
     ORDER BY c.id
     LIMIT $2
 ), locked AS (
     SELECT i.id FROM inbox i
-    WHERE i.id IN (SELECT id FROM candidates)
+    WHERE i.id = ANY (ARRAY (SELECT id FROM candidates))
       AND ((i.status = 'pending' AND i.next_attempt_at <= now())
            OR (i.status = 'processing' AND i.locked_until < now()))
     FOR UPDATE SKIP LOCKED
@@ -63,7 +64,7 @@ WITH due AS (
 UPDATE inbox SET status = 'processing',
                  locked_until = now() + make_interval(secs => $4),
                  attempts = inbox.attempts + 1
-FROM locked WHERE inbox.id = locked.id
+WHERE inbox.id = ANY (ARRAY (SELECT id FROM locked))
 RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
           inbox.payload, inbox.attempts, inbox.received_at
 """

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 FETCH_LIMIT = 200
 MAX_IN_HAND = 2000
-FLUSH_EVERY_S = 0.05
+FLUSH_EVERY_S = 0.2
 SHORT_WAIT_S = 0.02
 REFS_KEPT = 50_000
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
