@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -192,3 +193,47 @@ async def test_sign_out_everywhere_ends_other_browsers(panel: PanelApp) -> None:
         assert response.headers["location"] == "/signin"
         assert (await two.get("/")).status_code == 303
         assert (await one.get("/")).status_code == 303
+
+
+async def test_guessing_two_step_codes_locks_the_account(panel: PanelApp) -> None:
+    email = await add_member(panel.pool, "owner")
+    await panel.pool.execute("UPDATE users SET totp_secret = $1", pyotp.random_base32())
+    async with client(panel.app) as http:
+        await sign_in(http, email)
+        token = await csrf_of(http, "/signin/two-step")
+        for _ in range(5):
+            wrong = await http.post("/signin/two-step", data={"csrf": token, "code": "123456"})
+            assert wrong.status_code == 401
+        refused = await http.post("/signin/two-step", data={"csrf": token, "code": "123456"})
+        assert refused.headers["location"] == "/signin"
+        assert await panel.pool.fetchval("SELECT count(*) FROM panel_sessions") == 0
+
+
+def test_setup_code_command_prints_a_code_until_an_owner_exists(
+    db_dsn: str, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from sponsorbot.cli import app as cli
+
+    env = {"SPONSORBOT_DATABASE_URL": db_dsn, "SPONSORBOT_DATA_DIR": str(tmp_path)}
+    first = CliRunner().invoke(cli, ["setup-code"], env=env)
+    assert first.exit_code == 0, first.output
+    code = first.output.split("setup code: ")[1].split()[0]
+    assert len(code) == 14
+
+    async def count_and_add_owner() -> int:
+        conn = await asyncpg.connect(db_dsn)
+        try:
+            n = int(await conn.fetchval("SELECT count(*) FROM setup_codes"))
+            await conn.execute(
+                "INSERT INTO users (email, name, password_hash, role) "
+                "VALUES ('o@example.com', 'O', 'x', 'owner')"
+            )
+            return n
+        finally:
+            await conn.close()
+
+    assert asyncio.run(count_and_add_owner()) == 1
+    closed = CliRunner().invoke(cli, ["setup-code"], env=env)
+    assert closed.exit_code == 1 and "already has an owner" in closed.output

@@ -105,13 +105,15 @@ async def create_owner(
     if used is None:
         return None
     try:
-        row = await conn.fetchrow(
-            f"INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, $3, 'owner') "
-            f"RETURNING {USER_COLUMNS}",
-            email,
-            name,
-            password_hash,
-        )
+        # A savepoint, so losing a race with another setup leaves the transaction usable.
+        async with conn.transaction():
+            row = await conn.fetchrow(
+                f"INSERT INTO users (email, name, password_hash, role) "
+                f"VALUES ($1, $2, $3, 'owner') RETURNING {USER_COLUMNS}",
+                email,
+                name,
+                password_hash,
+            )
     except asyncpg.UniqueViolationError:
         return None
     await conn.execute("DELETE FROM setup_codes")
@@ -170,6 +172,8 @@ async def start_session(
 ) -> str:
     """A new session; returns the id that goes in the cookie (only its hash is stored)."""
     session_id = random_token()
+    # Expired sessions are swept here: signing in is rare enough to carry the cost.
+    await pool.execute("DELETE FROM panel_sessions WHERE expires_at < $1", now)
     await pool.execute(
         "INSERT INTO panel_sessions (id_hash, user_id, state, csrf_token, address, user_agent, "
         "created_at, last_seen, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
@@ -255,6 +259,7 @@ async def add_failure(
     pool: asyncpg.Pool, email: str, address: str, now: datetime, policy: LockoutPolicy
 ) -> bool:
     """Count one failure; lock the account when it passes the limit. True if it locked now."""
+    await pool.execute("DELETE FROM signin_failures WHERE at < $1", now - policy.window)
     await pool.execute(
         "INSERT INTO signin_failures (email, address, at) VALUES ($1, $2, $3)",
         email[:320],

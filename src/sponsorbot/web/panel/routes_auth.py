@@ -222,6 +222,11 @@ async def two_step_submit(request: Request, viewer: Public) -> Response:
     now = panel.config.clock()
     code = (await _form(request)).get("code", "")
     who = Actor(user.id, f"{user.name} <{user.email}>", address_of(request))
+    # Wrong codes count as failed sign-ins: guessing codes locks the account like passwords.
+    if await accounts.locked_until(panel.pool, user.email, now) is not None:
+        await accounts.end_session(panel.pool, request.cookies.get(SESSION_COOKIE, ""))
+        await record(panel.pool, now, who, "signin.refused_locked", user.email)
+        return redirect(request, "/signin")
     secret = await accounts.totp_secret(panel.pool, user.id)
     passed = secret is not None and check_totp(secret, code, now)
     kind = "signin"
