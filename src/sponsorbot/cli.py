@@ -216,6 +216,32 @@ def token_create(
 
 
 @app.command()
+def demo(
+    reset: Annotated[bool, typer.Option("--reset", help="Throw the demo data away first.")] = False,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where the demo keeps its data (default: <data dir>/demo)."),
+    ] = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The panel's port.")] = 8080,
+    sim_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="The simulated Telegram's port.")
+    ] = 8081,
+) -> None:
+    """Try Sponsorbot: a simulated Telegram, 3 bots, a month of history, live visitors."""
+    from sponsorbot.demo.runner import DemoError, Options, run_demo
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+    options = Options(data_dir or settings.data_dir / "demo", port, sim_port, reset)
+    try:
+        run_async(run_demo(options, typer.echo))
+    except (DemoError, RuntimeError) as exc:
+        raise _fail(f"the demo could not start: {exc}", 1) from None
+    except OSError as exc:
+        raise _fail(f"the demo could not start: {exc}", 1) from None
+
+
+@app.command()
 def loadtest(
     bots: Annotated[int, typer.Option(min=1, max=200, help="Bots to set up.")] = 10,
     rate: Annotated[float, typer.Option(min=0.1, help="Visitors per second, measured.")] = 200,

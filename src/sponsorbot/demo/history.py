@@ -1,0 +1,227 @@
+"""A month of made-up history, written straight into the database in bulk.
+
+People arrive with the rhythms of a real audience: more in the evening (Tehran time), more at
+the Iranian weekend (Thursday and Friday), and a little more every week as the bots grow. Each
+person opens content links a few times; the first time they meet the gate, most join the
+channels (or ask to, in join-request mode) and get the content, some leave a channel later and
+meet the gate again, a few block the bot. The events, people and per-minute send counts are the
+same rows the handlers write, so the panel shows them as it would show real traffic.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.demo.setup import ProductBot
+
+PEOPLE_PER_DAY = 250
+DAYS = 30
+PERSIAN_SHARE = 0.65
+
+# Relative traffic by local hour (0 to 23): quiet before dawn, peaking at 21:00.
+HOURLY = (
+    0.55, 0.35, 0.22, 0.15, 0.12, 0.12, 0.18, 0.3, 0.5, 0.65, 0.75, 0.85,
+    0.95, 1.0, 0.95, 0.9, 0.95, 1.15, 1.45, 1.85, 2.25, 2.5, 2.2, 1.3,
+)  # fmt: skip
+# By weekday, Monday first: Thursday and Friday are the weekend in Iran.
+WEEKLY = (0.92, 0.9, 0.95, 1.0, 1.22, 1.32, 1.05)
+LOCAL_OFFSET = timedelta(hours=3, minutes=30)
+
+EVENTS = """
+INSERT INTO events (bot_id, at, kind, user_id, content_id, chat_id, data)
+SELECT $1, e.at, e.kind, e.user_id, e.content_id, e.chat_id, e.data
+FROM unnest($2::timestamptz[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
+            $7::jsonb[]) AS e (at, kind, user_id, content_id, chat_id, data)
+"""
+PEOPLE = """
+INSERT INTO people (bot_id, user_id, first_seen, last_seen, language, blocked_at)
+SELECT $1, p.user_id, p.first_seen, p.last_seen, p.language, p.blocked_at
+FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::timestamptz[])
+     AS p (user_id, first_seen, last_seen, language, blocked_at)
+ON CONFLICT (bot_id, user_id) DO NOTHING
+"""
+SENDS = """
+INSERT INTO send_stats (bot_id, minute, sent)
+SELECT $1, s.minute, s.sent FROM unnest($2::timestamptz[], $3::integer[]) AS s (minute, sent)
+ON CONFLICT (bot_id, minute) DO UPDATE SET sent = send_stats.sent + excluded.sent
+"""
+REQUESTS = """
+INSERT INTO join_requests (bot_id, chat_id, user_id, requested_at, updated_at)
+SELECT $1, $2, r.user_id, r.at, r.at FROM unnest($3::bigint[], $4::timestamptz[]) AS r (user_id, at)
+ON CONFLICT DO NOTHING
+"""
+
+Event = tuple[datetime, str, int, int | None, int | None, dict[str, Any] | None]
+
+
+@dataclass
+class BotHistory:
+    """The rows made for one bot."""
+
+    events: list[Event] = field(default_factory=list)
+    people: list[tuple[int, datetime, datetime, str, datetime | None]] = field(default_factory=list)
+    sends: Counter[datetime] = field(default_factory=Counter)
+    requests: dict[int, list[tuple[int, datetime]]] = field(default_factory=dict)
+
+    def add(
+        self,
+        at: datetime,
+        kind: str,
+        user: int,
+        content: int | None = None,
+        chat: int | None = None,
+        data: dict[str, Any] | None = None,
+        sends: int = 0,
+    ) -> None:
+        """One event, and the messages the bot sent for it."""
+        self.events.append((at, kind, user, content, chat, data))
+        if sends:
+            self.sends[at.replace(second=0, microsecond=0)] += sends
+
+
+def _weights(start: datetime, hours: int) -> list[float]:
+    weights = []
+    for h in range(hours):
+        local = start + timedelta(hours=h) + LOCAL_OFFSET
+        growth = 0.75 + 0.45 * h / max(1, hours)  # the audience grows through the month
+        weights.append(HOURLY[local.hour] * WEEKLY[local.weekday()] * growth)
+    return weights
+
+
+def arrivals(rng: random.Random, start: datetime, end: datetime, count: int) -> list[datetime]:
+    """`count` moments in [start, end) that follow the daily and weekly rhythm, sorted."""
+    hours = max(1, int((end - start).total_seconds() // 3600))
+    picked = rng.choices(range(hours), weights=_weights(start, hours), k=count)
+    moments = []
+    for h in picked:
+        at = start + timedelta(hours=h, seconds=rng.uniform(0, 3600))
+        moments.append(min(at, end - timedelta(seconds=1)))
+    return sorted(moments)
+
+
+def _visit_gaps(rng: random.Random) -> list[timedelta]:
+    """Later visits of one person: a few, days apart."""
+    gaps: list[timedelta] = []
+    while rng.random() < 0.5 and len(gaps) < 7:
+        gaps.append(timedelta(hours=rng.expovariate(1 / 40)))
+    return gaps
+
+
+def bot_history(
+    rng: random.Random, bot: ProductBot, start: datetime, end: datetime, people: int
+) -> BotHistory:
+    """The history of one bot between `start` and `end`, with about `people` newcomers."""
+    out = BotHistory()
+    codes = [c.id for c in bot.contents]
+    popular = [1 / (i + 1) ** 0.8 for i in range(len(codes))]
+    checked = [(chat, counts) for chat, counts in bot.gate if not _lost(bot, chat)]
+    lost = [chat for chat, _ in bot.gate if _lost(bot, chat)]
+    lost_since = end - timedelta(days=3)
+    used: set[int] = set()
+    for first in arrivals(rng, start, end, people):
+        user = rng.randint(100_000_000, 7_999_999_999)
+        if user in used:
+            continue
+        used.add(user)
+        language = "fa" if rng.random() < PERSIAN_SHARE else "en"
+        through = False
+        blocked: datetime | None = None
+        last = first
+        visits = [first]
+        for gap in _visit_gaps(rng):
+            if visits[-1] + gap < end:
+                visits.append(visits[-1] + gap)
+        for at in visits:
+            last = at
+            out.add(at, "started", user)
+            if rng.random() < 0.02:
+                out.add(at, "unknown_code", user, data={"code": "old-link"}, sends=1)
+                continue
+            content = rng.choices(codes, weights=popular)[0]
+            if lost and at >= lost_since:
+                for chat in lost:
+                    out.add(at, "channel_unknown", user, content, chat)
+            if through:
+                out.add(at, "gate_passed", user, content, data={"checks": 1})
+                out.add(at, "content_sent", user, content, sends=1)
+                continue
+            out.add(at, "gate_shown", user, content, data={"missing": len(checked)}, sends=1)
+            if rng.random() > 0.72:
+                continue  # looked at the gate and went away
+            at += timedelta(seconds=rng.uniform(15, 150))
+            for chat, counts in checked:
+                if counts:
+                    out.add(at, "join_request", user, chat=chat)
+                    out.requests.setdefault(chat, []).append((user, at))
+                else:
+                    out.add(at, "joined", user, chat=chat)
+            at += timedelta(seconds=rng.uniform(2, 20))
+            checks = rng.choice((1, 1, 1, 2, 2, 3))
+            out.add(at, "gate_passed", user, content, data={"checks": checks}, sends=1)
+            out.add(at, "content_sent", user, content, sends=1)
+            through, last = True, at
+            if rng.random() < 0.12 and checked:
+                gone = at + timedelta(hours=rng.expovariate(1 / 60))
+                left = [c for c, counts in checked if not counts]
+                if left and gone < end:
+                    out.add(gone, "left", user, chat=rng.choice(left), data={"status": "left"})
+                    through = False  # the next link meets the gate again
+        if rng.random() < 0.04:
+            at = last + timedelta(hours=rng.uniform(1, 72))
+            if at < end:
+                blocked = at
+        out.people.append((user, first, last, language, blocked))
+    return out
+
+
+def _lost(bot: ProductBot, chat_id: int) -> bool:
+    return any(c.chat_id == chat_id and c.plan.loses_rights for c in bot.sim.channels)
+
+
+async def write(
+    pool: asyncpg.Pool, bots: list[ProductBot], start: datetime, end: datetime, seed: int
+) -> int:
+    """Make and write the history of every bot for [start, end); returns the events written."""
+    rng = random.Random(seed)
+    days = (end - start).total_seconds() / 86_400
+    total = 0
+    async with pool.acquire() as conn, conn.transaction():
+        for bot in bots:
+            if not bot.contents:
+                continue
+            people = int(PEOPLE_PER_DAY * days * bot.sim.plan.share)
+            made = bot_history(rng, bot, start, end, people)
+            bot_id = bot.sim.id
+            ev = made.events
+            await conn.execute(
+                EVENTS,
+                bot_id,
+                [e[0] for e in ev],
+                [e[1] for e in ev],
+                [e[2] for e in ev],
+                [e[3] for e in ev],
+                [e[4] for e in ev],
+                [e[5] for e in ev],
+            )
+            pp = made.people
+            await conn.execute(
+                PEOPLE,
+                bot_id,
+                [p[0] for p in pp],
+                [p[1] for p in pp],
+                [p[2] for p in pp],
+                [p[3] for p in pp],
+                [p[4] for p in pp],
+            )
+            await conn.execute(SENDS, bot_id, list(made.sends), list(made.sends.values()))
+            for chat, requests in made.requests.items():
+                users = [u for u, _ in requests]
+                await conn.execute(REQUESTS, bot_id, chat, users, [a for _, a in requests])
+            total += len(ev)
+    return total

@@ -1,0 +1,242 @@
+"""`sponsorbot demo`: start everything, set it up, keep visitors coming, stop on Ctrl-C.
+
+The simulator and the product (`sponsorbot run`: api and worker) run as child processes in
+sessions of their own, so a Ctrl-C reaches only this process, which then stops them in order.
+This process also holds the embedded PostgreSQL (writing the set-up and the history), and the
+server stops when the last of us leaves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import asyncpg
+
+from sponsorbot.config import load_settings
+from sponsorbot.db.database import Database
+from sponsorbot.db.migrate import migrate
+from sponsorbot.demo import history, setup
+from sponsorbot.demo.trickle import Trickle
+from sponsorbot.demo.world import SEED, World, build
+from sponsorbot.loadtest.processes import Cluster, wait_http
+from sponsorbot.loadtest.scenario import OwnerApi
+from sponsorbot.simulator.client import SimulatorClient
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "demo.json"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Where the demo keeps its data and where it listens."""
+
+    data_dir: Path
+    port: int = 8080
+    sim_port: int = 8081
+    reset: bool = False
+
+
+class DemoError(Exception):
+    """The demo could not start; the message says why."""
+
+
+@dataclass
+class Ready:
+    """What the demo prints once it is ready."""
+
+    panel_url: str
+    phone_url: str
+    link: str
+    seconds: float
+    fresh: bool
+    events: int
+
+
+def _environment(options: Options, sim_url: str) -> dict[str, str]:
+    # The demo always runs on its own embedded database, whatever this shell points at.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
+    env.update(
+        SPONSORBOT_DATA_DIR=str(options.data_dir),
+        SPONSORBOT_TELEGRAM_API=sim_url,
+        SPONSORBOT_HOST="127.0.0.1",
+        SPONSORBOT_PORT=str(options.port),
+        SPONSORBOT_LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def _read_state(path: Path) -> dict[str, object]:
+    try:
+        loaded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _fingerprint(world: World) -> dict[str, object]:
+    """What must match between the kept database and a newly built world."""
+    return {
+        "tokens": [b.token for b in world.bots],
+        "channels": [[c.chat_id for c in b.channels] for b in world.bots],
+        "files": [b.file_ids for b in world.bots],
+    }
+
+
+class Demo:
+    """One run of the demo: its processes, its database handle and its live visitors."""
+
+    def __init__(self, options: Options, say: Callable[[str], None]) -> None:
+        self.options = options
+        self.say = say
+        self.sim_url = f"http://127.0.0.1:{options.sim_port}"
+        self.panel_url = f"http://127.0.0.1:{options.port}"
+        logs = options.data_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.cluster = Cluster(logs, _environment(options, self.sim_url))
+        self.db: Database | None = None
+        self.sim = SimulatorClient(self.sim_url)
+        self.trickle: asyncio.Task[None] | None = None
+
+    async def _open_database(self) -> asyncpg.Pool:
+        settings = load_settings(
+            data_dir=self.options.data_dir, database_url="", pool_min_size=1, pool_max_size=4
+        )
+        self.db = await Database.open(settings, "demo")
+        conn = await self.db.connect("demo-migrate")
+        try:
+            await migrate(conn)
+        finally:
+            await conn.close()
+        return self.db.pool
+
+    async def _build_world(self) -> World:
+        await wait_http(f"{self.sim_url}/_sim/bots", self.cluster, within_s=30)
+        return await build(self.sim)
+
+    async def start(self) -> Ready:
+        """Start the processes, set the demo up (or pick it up again), start the visitors."""
+        began = time.monotonic()
+        state_path = self.options.data_dir / STATE_FILE
+        self.cluster.start(
+            "simulator", "simulator", "--port", str(self.options.sim_port), "--seed", str(SEED)
+        )
+        world_task = asyncio.create_task(self._build_world())
+        try:
+            pool = await self._open_database()
+            await setup.ensure_owner(pool)
+            fresh = not await setup.has_bots(pool)
+            if not fresh:
+                await setup.forget_old_world(pool)
+        except BaseException:
+            world_task.cancel()
+            raise
+        self.cluster.start("product", "run")
+        world = await world_task
+        state = _read_state(state_path)
+        if not fresh and state.get("world") != _fingerprint(world):
+            raise DemoError(
+                "the kept demo data does not match the simulated world this version builds; "
+                "start again with --reset"
+            )
+        await wait_http(f"{self.panel_url}/healthz", self.cluster, within_s=60)
+        token_id, token = await setup.api_token(pool)
+        api = OwnerApi(self.panel_url, token)
+        try:
+            bots = await setup.connect(self.sim, api, pool, world, fresh)
+        finally:
+            await api.close()
+            await setup.revoke(pool, token_id)
+        now = datetime.now(UTC)
+        since = now - timedelta(days=history.DAYS)
+        if not fresh and isinstance(state.get("history_until"), str):
+            since = max(since, datetime.fromisoformat(str(state["history_until"])))
+        events = 0
+        if now - since > timedelta(minutes=1):
+            events = await history.write(pool, bots, since, now, int(since.timestamp()))
+        state_path.write_text(
+            json.dumps({"world": _fingerprint(world), "history_until": now.isoformat()})
+        )
+        self.trickle = asyncio.create_task(
+            Trickle(self.sim, bots, world.visitors, int(now.timestamp())).run(), name="trickle"
+        )
+        first = bots[0]
+        return Ready(
+            panel_url=self.panel_url,
+            phone_url=(
+                f"{self.sim_url}/_sim/phone?user={world.phone_user}&bot={first.sim.plan.username}"
+            ),
+            link=f"https://t.me/{first.sim.plan.username}?start={first.contents[0].code}",
+            seconds=time.monotonic() - began,
+            fresh=fresh,
+            events=events,
+        )
+
+    def check_alive(self) -> None:
+        """Raise if a child process or the live visitors died."""
+        self.cluster.check_alive()
+        if self.trickle is not None and self.trickle.done() and not self.trickle.cancelled():
+            self.trickle.result()
+
+    async def stop(self) -> None:
+        """Stop the visitors, the product and the simulator, then leave the database."""
+        if self.trickle is not None:
+            self.trickle.cancel()
+            await asyncio.gather(self.trickle, return_exceptions=True)
+        await self.sim.close()
+        await asyncio.to_thread(self.cluster.stop)
+        if self.db is not None:
+            await self.db.close()
+
+
+def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
+    how = "set up" if ready.fresh else "picked up again"
+    say("")
+    say(f"Sponsorbot demo ready in {ready.seconds:.1f} s (demo data {how}).")
+    say("")
+    say(f"  Panel:    {ready.panel_url}/")
+    say(f"  Sign in:  {setup.OWNER_EMAIL}  /  {setup.OWNER_PASSWORD}")
+    say(f"  Phone:    {ready.phone_url}")
+    say(f"            (paste {ready.link} into its link box to meet the gate)")
+    say("")
+    say("Live visitors keep coming. Ctrl-C stops everything.")
+
+
+async def run_demo(options: Options, say: Callable[[str], None] = print) -> None:
+    """Run the demo until SIGINT or SIGTERM; nothing it started is left running."""
+    if options.reset and options.data_dir.exists():
+        shutil.rmtree(options.data_dir)
+    say(f"starting the demo in {options.data_dir} ...")
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    demo = Demo(options, say)
+    try:
+        starting = asyncio.create_task(demo.start())
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait([starting, stopper], return_when="FIRST_COMPLETED")
+        if not starting.done():
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            return
+        _print_ready(starting.result(), say)
+        while not stop.is_set():
+            demo.check_alive()
+            await asyncio.wait([stopper], timeout=1.0)
+    finally:
+        say("stopping the demo ...")
+        await demo.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        say("stopped; nothing is left running.")

@@ -1,0 +1,184 @@
+"""The demo's simulated Telegram: bots, their channels, people and files.
+
+The simulator keeps its world in memory, so every start of the demo builds it again. With the
+same seed and the same calls in the same order, ids, tokens and file ids come out the same, so a
+kept demo database still matches the new world. That holds only while nothing else draws on the
+simulator's random numbers, so everything here happens before the product is given the bots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sponsorbot.simulator.client import SimulatorClient
+
+SEED = 1
+LIVE_VISITORS = 300
+
+
+@dataclass(frozen=True)
+class ChannelPlan:
+    """One channel of a demo bot, as the simulator should make it."""
+
+    title: str
+    username: str | None = None
+    join_request: bool = False
+    loses_rights: bool = False
+
+
+@dataclass(frozen=True)
+class BotPlan:
+    """One demo bot: its username, name, channels and content."""
+
+    username: str
+    name: str
+    channels: tuple[ChannelPlan, ...]
+    contents: tuple[tuple[str, str], ...]  # (kind, caption or text)
+    share: float  # its part of the visitors
+
+
+PLANS: tuple[BotPlan, ...] = (
+    BotPlan(
+        "cinema_vault_bot",
+        "Cinema Vault",
+        (
+            ChannelPlan("Cinema News", "cinema_news_daily"),
+            ChannelPlan("Cinema VIP (private)", join_request=True),
+        ),
+        (
+            ("video", "Episode 1: the pilot"),
+            ("video", "Episode 2: the storm"),
+            ("video", "Episode 3: the return"),
+            ("video", "Episode 4: the bridge"),
+            ("video", "Season finale"),
+            ("video", "Behind the scenes"),
+            ("photo", "Poster, season 2"),
+            ("photo", "فیلم هفته: پوستر"),
+            ("document", "Subtitles (fa), episodes 1-5"),
+            ("document", "Subtitles (en), episodes 1-5"),
+            ("video", "قسمت اول با زیرنویس فارسی"),
+            ("video", "قسمت دوم با زیرنویس فارسی"),
+            ("text", "Release calendar: a new episode every Thursday at 20:00."),
+            ("video", "Trailer, season 3"),
+            ("photo", "Cast photo"),
+            ("video", "Director's cut, part 1"),
+        ),
+        0.5,
+    ),
+    BotPlan(
+        "study_notes_bot",
+        "Study Notes",
+        (
+            ChannelPlan("Study Daily", "study_daily_notes"),
+            ChannelPlan("Tech Digest", "tech_digest_weekly"),
+        ),
+        (
+            ("document", "Calculus I, complete notes (PDF)"),
+            ("document", "Physics formulas sheet"),
+            ("document", "جزوه شیمی آلی"),
+            ("document", "English grammar in 50 pages"),
+            ("document", "Konkur practice test 1"),
+            ("document", "Konkur practice test 2"),
+            ("video", "Lecture: derivatives in 20 minutes"),
+            ("video", "Lecture: Newton's laws"),
+            ("photo", "Periodic table (high resolution)"),
+            ("text", "Study plan: 12 weeks to the exam, one page a day."),
+            ("document", "Python for beginners (PDF)"),
+            ("document", "آمار و احتمال، خلاصه فصل‌ها"),
+            ("video", "Lecture: integrals"),
+            ("document", "Answers, practice tests 1-2"),
+        ),
+        0.32,
+    ),
+    BotPlan(
+        "music_box_bot",
+        "Music Box",
+        (
+            ChannelPlan("Music Box FA", "music_box_fa"),
+            ChannelPlan("Old Sponsor", "old_sponsor_beats", loses_rights=True),
+        ),
+        (
+            ("document", "Album: Night Drive (MP3, 320k)"),
+            ("document", "Single: Tehran Rain"),
+            ("document", "آلبوم جدید، کیفیت بالا"),
+            ("video", "Live concert, 2025"),
+            ("document", "Playlist: Focus (12 tracks)"),
+            ("photo", "Album cover art"),
+            ("document", "Lyrics booklet (PDF)"),
+            ("video", "Music video: Sunrise"),
+            ("document", "Single: Caspian"),
+            ("text", "New music every Monday and Friday."),
+        ),
+        0.18,
+    ),
+)
+
+
+@dataclass
+class SimChannel:
+    """A channel as the simulator made it."""
+
+    plan: ChannelPlan
+    chat_id: int
+
+
+@dataclass
+class SimBot:
+    """A bot as the simulator made it, with its channels and the file ids of its content."""
+
+    plan: BotPlan
+    id: int
+    token: str
+    channels: list[SimChannel] = field(default_factory=list)
+    file_ids: list[str | None] = field(default_factory=list)  # None for a text item
+
+
+@dataclass
+class World:
+    """The whole simulated side of the demo."""
+
+    phone_user: int
+    owner_user: int
+    visitors: list[int]
+    bots: list[SimBot]
+
+
+async def build(sim: SimulatorClient) -> World:
+    """Make the demo's world in a fresh simulator (same seed, same calls: same ids)."""
+    phone = await sim.create_user("You", language_code="en")
+    owner = await sim.create_user("Demo Owner", username="demo_owner", language_code="en")
+    bots: list[SimBot] = []
+    for plan in PLANS:
+        made = await sim.create_bot(plan.username, first_name=plan.name)
+        bot = SimBot(plan, int(made["id"]), str(made["token"]))
+        for channel_plan in plan.channels:
+            private = channel_plan.username is None
+            chat = await sim.create_channel(
+                channel_plan.title,
+                username=channel_plan.username,
+                private=private,
+                join_request=channel_plan.join_request,
+                owner_id=owner["id"],
+            )
+            await sim.make_admin(chat["id"], bot.id, can_invite_users=True)
+            bot.channels.append(SimChannel(channel_plan, int(chat["id"])))
+        for n, (kind, caption) in enumerate(plan.contents):
+            if kind == "text":
+                bot.file_ids.append(None)
+                continue
+            extension = {"video": "mp4", "photo": "jpg", "document": "pdf"}[kind]
+            sent = await sim.send_file(
+                owner["id"],
+                bot.id,
+                kind=kind,
+                file_name=f"item{n + 1}.{extension}",
+                caption=caption,
+            )
+            bot.file_ids.append(str(sent["file_id"]))
+        bots.append(bot)
+    # Live visitors speak Persian more often than English, as the history's people do.
+    persian = await sim.create_users(LIVE_VISITORS * 2 // 3, "بازدیدکننده", "fa")
+    english = await sim.create_users(LIVE_VISITORS - len(persian), "Visitor", "en")
+    visitors = [v for pair in zip(persian, english, strict=False) for v in pair]
+    visitors += persian[len(english) :]
+    return World(int(phone["id"]), int(owner["id"]), visitors, bots)
