@@ -200,6 +200,17 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
             await expect(page.locator(".copy-button.done")).to_have_count(1)
             assert await page.evaluate("navigator.clipboard.readText()") == link
             await expect(page.locator(".item .qr svg")).to_have_count(1)
+            # A visitor opens the link: not in the channel yet, so the gate is shown.
+            visitor = await sim.create_user("Visitor")  # type: ignore[attr-defined]
+            await sim.open_url(visitor["id"], link)  # type: ignore[attr-defined]
+
+            async def gated() -> bool:
+                n = await pool.fetchval("SELECT count(*) FROM events WHERE kind = 'gate_shown'")
+                return bool(n == 1)
+
+            await eventually(gated)
+            await page.reload()
+            await expect(page.locator(".item")).to_contain_text("gated 1")
             await shot(page, "content-en")
 
             # Some visitors, so the dashboard has figures.
@@ -209,18 +220,18 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
 
             async def visitors() -> bool:
                 n = await pool.fetchval("SELECT count(*) FROM people")
-                return bool(n == 3)
+                return bool(n == 4)
 
             await eventually(visitors)
             await page.goto(f"{base}/")
-            await expect(page.locator(".figures dd").first).to_have_text("3")
+            await expect(page.locator(".figures dd").first).to_have_text("4")
             await shot(page, "dashboard-en")
 
             # Persian: right to left, Persian digits, a Jalali date in Tehran time.
             await page.click("header >> text=فارسی")
             await expect(page.locator("html")).to_have_attribute("dir", "rtl")
             await expect(page.locator("h1")).to_have_text("پیشخوان")
-            await expect(page.locator(".figures dd").first).to_have_text("۳")
+            await expect(page.locator(".figures dd").first).to_have_text("۴")
             today = jdatetime.date.fromgregorian(
                 date=datetime.now(UTC).astimezone(ZoneInfo("Asia/Tehran")).date()
             )

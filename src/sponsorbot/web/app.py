@@ -14,7 +14,7 @@ from sponsorbot.engine.health import bot_status, prometheus_text
 from sponsorbot.features import attach
 from sponsorbot.web.api import install_api
 from sponsorbot.web.panel import PanelConfig, mount_panel
-from sponsorbot.web.webhooks import webhook_router
+from sponsorbot.web.webhooks import WebhookIntake
 
 
 def create_app(
@@ -31,10 +31,11 @@ def create_app(
     app.state.settings = settings
     app.state.db = db
     app.state.engine = engine
-    app.include_router(webhook_router(db.pool, engine.notifier))
     install_api(app, attach(engine))
     secure = (settings.public_url or "").startswith("https://")
     mount_panel(app, db.pool, engine.bots, panel or PanelConfig(secure_cookies=secure))
+    # Added last, so it is the outermost middleware: webhooks pass through nothing else.
+    app.add_middleware(WebhookIntake, pool=db.pool, notifier=engine.notifier)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:

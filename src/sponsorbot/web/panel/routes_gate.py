@@ -21,6 +21,12 @@ router = APIRouter(include_in_schema=False, tags=["panel"])
 View = Annotated[Viewer, Depends(require("view"))]
 Edit = Annotated[Viewer, Depends(require("content"))]
 PAGE = 20
+# Per item: gated (shown the gate), passed (through it), sent (content delivered).
+COUNTS = """
+SELECT content_id, kind, count(*) AS n FROM events
+WHERE bot_id = $1 AND content_id = ANY($2) AND kind IN ('gate_shown', 'gate_passed', 'content_sent')
+GROUP BY 1, 2
+"""
 
 
 def _features(request: Request) -> Features:
@@ -168,8 +174,13 @@ async def _content_page(
         items, total = await _features(request).contents.list(bot_id, PAGE, (number - 1) * PAGE)
     except (BotNotFound, NotFound):
         return render(request, viewer, "not_found.html", status=404)
+    counts = await panel_of(request).pool.fetch(COUNTS, bot_id, [i["id"] for i in items])
+    by_item: dict[int, dict[str, int]] = {}
+    for row in counts:
+        by_item.setdefault(row["content_id"], {})[row["kind"]] = int(row["n"])
     for item in items:
         item["qr"] = qr_svg(item["link"])
+        item["counts"] = by_item.get(item["id"], {})
     context: dict[str, Any] = {
         "bot": bot,
         "items": items,

@@ -40,9 +40,10 @@ Settings = Annotated[Viewer, Depends(require("settings"))]
 TODAY = """
 SELECT b.id,
        (SELECT count(*) FROM people p WHERE p.bot_id = b.id AND p.last_seen >= $1) AS visitors,
-       (SELECT count(*) FROM people p WHERE p.bot_id = b.id AND p.first_seen >= $1) AS newcomers,
-       (SELECT coalesce(sum(s.sent), 0) FROM send_stats s
-         WHERE s.bot_id = b.id AND s.minute >= $1) AS sent_today,
+       (SELECT count(*) FROM events e
+         WHERE e.bot_id = b.id AND e.at >= $1 AND e.kind = 'gate_passed') AS passes_today,
+       (SELECT count(*) FROM events e
+         WHERE e.bot_id = b.id AND e.at >= $1 AND e.kind = 'content_sent') AS contents_today,
        (SELECT coalesce(sum(s.sent), 0) FROM send_stats s
          WHERE s.bot_id = b.id AND s.minute >= $2) AS sent_1h,
        (SELECT coalesce(sum(s.throttled), 0) FROM send_stats s
