@@ -27,8 +27,9 @@ ON CONFLICT (bot_id, update_id) DO NOTHING
 # each branch an ordered, limited scan of its own partial index. `candidates`: per person the
 # earliest, only if nothing of theirs is in hand and nothing earlier still waits (a row waiting
 # out a retry delay holds its person's queue); OFFSET 0 keeps those checks index probes per
-# candidate instead of a hash anti-join over the whole queue. `locked`: repeats the status conditions, because
-# after skipping or waiting for a lock PostgreSQL rechecks only the conditions of that step.
+# candidate instead of a hash anti-join over the whole queue. `locked`: repeats the status
+# conditions, because after skipping or waiting for a lock PostgreSQL rechecks only the
+# conditions of that step.
 CLAIM = """
 WITH due AS (
     (SELECT i.id, i.bot_id, i.chat_key FROM inbox i

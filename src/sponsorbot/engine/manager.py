@@ -165,7 +165,7 @@ class BotManager:
                 limiter,
                 concurrency=self.concurrency,
                 max_attempts=self.max_attempts,
-                holds_lease=lambda: self.leases.holds(name),
+                lease=(name, self.leases.owner),
                 on_refused=self._refused,
             ).run
         else:

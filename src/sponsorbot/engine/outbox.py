@@ -14,6 +14,7 @@ FROM outbox o
 LEFT JOIN message_refs r ON r.bot_id = o.bot_id AND r.ref = o.uses_ref
 WHERE o.bot_id = $1 AND o.status = 'pending' AND o.not_before <= now()
   AND o.id <> ALL ($3::bigint[])
+  AND EXISTS (SELECT 1 FROM leases l WHERE l.name = $4 AND l.owner = $5 AND l.expires_at > now())
 ORDER BY o.priority, o.id
 LIMIT $2
 """
@@ -82,9 +83,12 @@ class BatchRecord:
     throttled: int = 0
 
 
-async def fetch(pool: asyncpg.Pool, bot_id: int, limit: int, skip: list[int]) -> list[OutboxRow]:
-    """Due rows of one bot, replies before broadcasts, skipping rows already in hand."""
-    rows = await pool.fetch(FETCH, bot_id, limit, skip)
+async def fetch(
+    pool: asyncpg.Pool, bot_id: int, limit: int, skip: list[int], lease: tuple[str, str]
+) -> list[OutboxRow]:
+    """Due rows of one bot, replies before broadcasts, skipping rows already in hand; nothing
+    unless `lease` (name, owner) is still held."""
+    rows = await pool.fetch(FETCH, bot_id, limit, skip, *lease)
     return [
         OutboxRow(
             r["id"],

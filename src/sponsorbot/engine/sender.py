@@ -20,6 +20,7 @@ import asyncpg
 
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.leases import HOLDS
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.ratelimit import RateLimiter
@@ -71,7 +72,7 @@ class Sender:
         *,
         concurrency: int = 4,
         max_attempts: int = 8,
-        holds_lease: Callable[[], Awaitable[bool]],
+        lease: tuple[str, str],
         on_refused: Callable[[int], Awaitable[None]],
     ) -> None:
         self.pool = pool
@@ -81,7 +82,7 @@ class Sender:
         self.limiter = limiter
         self.concurrency = concurrency
         self.max_attempts = max_attempts
-        self.holds_lease = holds_lease
+        self.lease = lease
         self.on_refused = on_refused
         self._queues: dict[int, deque[OutboxRow]] = {}
         self._ready: asyncio.Queue[int] = asyncio.Queue()
@@ -106,10 +107,11 @@ class Sender:
         key = f"outbox:{self.bot.info.id}"
         try:
             while not lost.is_set() and not self._stopping.is_set():
-                if not await self._still_ours():
+                # The fetch reads nothing unless the lease is still ours (database time); only
+                # an empty read costs a separate look at the lease.
+                fetched = await self._fetch() if len(self._in_hand) < MAX_IN_HAND else 0
+                if fetched == 0 and not await self._still_ours():
                     break
-                if len(self._in_hand) < MAX_IN_HAND:
-                    await self._fetch()
                 await self.notifier.wait(key, self.notifier.poll_interval())
         finally:
             self._stopping.set()
@@ -123,24 +125,27 @@ class Sender:
 
     async def _still_ours(self) -> bool:
         try:
-            return await self.holds_lease()
+            return bool(await self.pool.fetchval(HOLDS, *self.lease))
         except DB_ERRORS as exc:
             log.warning("bot %s: cannot check the send lease: %s", self.bot.info.id, exc)
             await asyncio.sleep(1)
             return True
 
-    async def _fetch(self) -> None:
+    async def _fetch(self) -> int:
         try:
-            rows = await outbox.fetch(self.pool, self.bot.info.id, FETCH_LIMIT, list(self._in_hand))
+            rows = await outbox.fetch(
+                self.pool, self.bot.info.id, FETCH_LIMIT, list(self._in_hand), self.lease
+            )
         except DB_ERRORS as exc:
             log.warning("bot %s: reading the outbox failed: %s", self.bot.info.id, exc)
-            return
+            return 0
         for row in rows:
             self._in_hand.add(row.id)
             self._queues.setdefault(row.chat_id, deque()).append(row)
             self._make_ready(row.chat_id)
         if len(rows) == FETCH_LIMIT:
             self.notifier.wake(f"outbox:{self.bot.info.id}", local_only=True)
+        return len(rows)
 
     def _make_ready(self, chat_id: int) -> None:
         if chat_id not in self._scheduled:

@@ -156,6 +156,12 @@ class SimulatorClient:
         result: dict[str, Any] = await self._call("open_link", body)
         return result
 
+    async def open_links(self, opens: list[tuple[int, int | str, str]]) -> int:
+        """Several people open links at once: (user_id, bot, payload) each (load tests)."""
+        body = {"opens": [{"user_id": u, "bot": b, "payload": p} for u, b, p in opens]}
+        result = await self._call("open_links", body)
+        return int(result["opened"])
+
     async def open_url(self, user_id: int, url: str) -> dict[str, Any]:
         """The person taps any t.me URL (bot start link, public channel or invite link)."""
         result: dict[str, Any] = await self._call("open_url", {"user_id": user_id, "url": url})

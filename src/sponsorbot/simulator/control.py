@@ -175,6 +175,17 @@ async def open_link(sim: Simulator, body: Body) -> Any:
     return {"message_id": message.message_id, "ts": sim.world.clock()}
 
 
+async def open_links(sim: Simulator, body: Body) -> Any:
+    """Several people open links at once (load tests): ``opens`` is a list of
+    ``{"user_id", "bot", "payload"}``; returns how many were opened."""
+    opens = body.get("opens")
+    if not isinstance(opens, list) or len(opens) > MAX_BULK:
+        raise ValueError(f"opens must be a list of at most {MAX_BULK} links")
+    for one in opens:
+        await open_link(sim, one)
+    return {"opened": len(opens), "ts": sim.world.clock()}
+
+
 async def send_text(sim: Simulator, body: Body) -> Any:
     """A person sends the bot ``text``."""
     bot, account = _bot(sim, body), _user(sim, body)
@@ -361,6 +372,7 @@ ROUTES: dict[str, Action] = {
     "admins/remove": remove_admin,
     "status": set_status,
     "open_link": open_link,
+    "open_links": open_links,
     "open_url": open_url,
     "send_text": send_text,
     "send_file": send_file,
