@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
+import orjson
 
 from sponsorbot.demo.setup import ProductBot
 
@@ -33,12 +34,7 @@ HOURLY = (
 WEEKLY = (0.92, 0.9, 0.95, 1.0, 1.22, 1.32, 1.05)
 LOCAL_OFFSET = timedelta(hours=3, minutes=30)
 
-EVENTS = """
-INSERT INTO events (bot_id, at, kind, user_id, content_id, chat_id, data)
-SELECT $1, e.at, e.kind, e.user_id, e.content_id, e.chat_id, e.data
-FROM unnest($2::timestamptz[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
-            $7::jsonb[]) AS e (at, kind, user_id, content_id, chat_id, data)
-"""
+EVENT_COLUMNS = ("bot_id", "at", "kind", "user_id", "content_id", "chat_id", "data")
 PEOPLE = """
 INSERT INTO people (bot_id, user_id, first_seen, last_seen, language, blocked_at)
 SELECT $1, p.user_id, p.first_seen, p.last_seen, p.language, p.blocked_at
@@ -57,7 +53,7 @@ SELECT $1, $2, r.user_id, r.at, r.at FROM unnest($3::bigint[], $4::timestamptz[]
 ON CONFLICT DO NOTHING
 """
 
-Event = tuple[datetime, str, int, int | None, int | None, dict[str, Any] | None]
+Event = tuple[datetime, str, int, int | None, int | None, str | None]
 
 
 @dataclass
@@ -80,7 +76,10 @@ class BotHistory:
         sends: int = 0,
     ) -> None:
         """One event, and the messages the bot sent for it."""
-        self.events.append((at, kind, user, content, chat, data))
+        # JSON text: the events go in by binary COPY, whose jsonb takes text.
+        self.events.append(
+            (at, kind, user, content, chat, orjson.dumps(data).decode() if data else None)
+        )
         if sends:
             self.sends[at.replace(second=0, microsecond=0)] += sends
 
@@ -105,12 +104,16 @@ def arrivals(rng: random.Random, start: datetime, end: datetime, count: int) -> 
     return sorted(moments)
 
 
-def _visit_gaps(rng: random.Random) -> list[timedelta]:
-    """Later visits of one person: a few, days apart."""
-    gaps: list[timedelta] = []
-    while rng.random() < 0.5 and len(gaps) < 7:
-        gaps.append(timedelta(hours=rng.expovariate(1 / 40)))
-    return gaps
+def _later_visits(rng: random.Random, first: datetime) -> list[datetime]:
+    """Later visits of one person: a few, days apart, at the hours people are about."""
+    visits: list[datetime] = []
+    day = first
+    while rng.random() < 0.5 and len(visits) < 7:
+        day += timedelta(days=1 + int(rng.expovariate(1 / 2.5)))
+        local = (day + LOCAL_OFFSET).replace(hour=0, minute=0, second=0, microsecond=0)
+        hour = rng.choices(range(24), weights=HOURLY)[0]
+        visits.append(local - LOCAL_OFFSET + timedelta(hours=hour, seconds=rng.uniform(0, 3600)))
+    return visits
 
 
 def bot_history(
@@ -133,10 +136,7 @@ def bot_history(
         through = False
         blocked: datetime | None = None
         last = first
-        visits = [first]
-        for gap in _visit_gaps(rng):
-            if visits[-1] + gap < end:
-                visits.append(visits[-1] + gap)
+        visits = [first, *(v for v in _later_visits(rng, first) if v < end)]
         for at in visits:
             last = at
             out.add(at, "started", user)
@@ -185,13 +185,16 @@ def _lost(bot: ProductBot, chat_id: int) -> bool:
 
 
 async def write(
-    pool: asyncpg.Pool, bots: list[ProductBot], start: datetime, end: datetime, seed: int
+    conn: asyncpg.Connection, bots: list[ProductBot], start: datetime, end: datetime, seed: int
 ) -> int:
-    """Make and write the history of every bot for [start, end); returns the events written."""
+    """Make and write the history of every bot for [start, end); returns the events written.
+
+    `conn` must be a plain connection (no JSON codecs): the events go in by binary COPY.
+    """
     rng = random.Random(seed)
     days = (end - start).total_seconds() / 86_400
     total = 0
-    async with pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         for bot in bots:
             if not bot.contents:
                 continue
@@ -199,15 +202,8 @@ async def write(
             made = bot_history(rng, bot, start, end, people)
             bot_id = bot.sim.id
             ev = made.events
-            await conn.execute(
-                EVENTS,
-                bot_id,
-                [e[0] for e in ev],
-                [e[1] for e in ev],
-                [e[2] for e in ev],
-                [e[3] for e in ev],
-                [e[4] for e in ev],
-                [e[5] for e in ev],
+            await conn.copy_records_to_table(
+                "events", records=[(bot_id, *e) for e in ev], columns=EVENT_COLUMNS
             )
             pp = made.people
             await conn.execute(

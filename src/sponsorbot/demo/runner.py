@@ -128,28 +128,38 @@ class Demo:
         """Start the processes, set the demo up (or pick it up again), start the visitors."""
         began = time.monotonic()
         state_path = self.options.data_dir / STATE_FILE
+        state = _read_state(state_path)
+        # After a clean stop the database is ready for a new world, so the product (the slowest
+        # to start) can start at once; after a crash it waits until the old world is dropped.
+        early = state.get("clean") is True or not (self.options.data_dir / "pgdata").exists()
         self.cluster.start(
             "simulator", "simulator", "--port", str(self.options.sim_port), "--seed", str(SEED)
         )
+        if early:
+            self.cluster.start("product", "run")
         world_task = asyncio.create_task(self._build_world())
         try:
             pool = await self._open_database()
             await setup.ensure_owner(pool)
             fresh = not await setup.has_bots(pool)
-            if not fresh:
+            if not fresh and not early:
                 await setup.forget_old_world(pool)
         except BaseException:
             world_task.cancel()
             raise
-        self.cluster.start("product", "run")
+        state["clean"] = False
+        state_path.write_text(json.dumps(state))
+        if not early:
+            self.cluster.start("product", "run")
         world = await world_task
-        state = _read_state(state_path)
+        log.info("simulated world built after %.1f s", time.monotonic() - began)
         if not fresh and state.get("world") != _fingerprint(world):
             raise DemoError(
                 "the kept demo data does not match the simulated world this version builds; "
                 "start again with --reset"
             )
         await wait_http(f"{self.panel_url}/healthz", self.cluster, within_s=60)
+        log.info("product up after %.1f s", time.monotonic() - began)
         token_id, token = await setup.api_token(pool)
         api = OwnerApi(self.panel_url, token)
         try:
@@ -157,16 +167,22 @@ class Demo:
         finally:
             await api.close()
             await setup.revoke(pool, token_id)
+        log.info("bots, channels, gate and content set up after %.1f s", time.monotonic() - began)
         now = datetime.now(UTC)
         since = now - timedelta(days=history.DAYS)
         if not fresh and isinstance(state.get("history_until"), str):
             since = max(since, datetime.fromisoformat(str(state["history_until"])))
         events = 0
         if now - since > timedelta(minutes=1):
-            events = await history.write(pool, bots, since, now, int(since.timestamp()))
-        state_path.write_text(
-            json.dumps({"world": _fingerprint(world), "history_until": now.isoformat()})
-        )
+            assert self.db is not None
+            plain = await asyncpg.connect(self.db.dsn)
+            try:
+                events = await history.write(plain, bots, since, now, int(since.timestamp()))
+            finally:
+                await plain.close()
+        log.info("%d events of history written after %.1f s", events, time.monotonic() - began)
+        state.update(world=_fingerprint(world), history_until=now.isoformat())
+        state_path.write_text(json.dumps(state))
         self.trickle = asyncio.create_task(
             Trickle(self.sim, bots, world.visitors, int(now.timestamp())).run(), name="trickle"
         )
@@ -196,7 +212,14 @@ class Demo:
         await self.sim.close()
         await asyncio.to_thread(self.cluster.stop)
         if self.db is not None:
-            await self.db.close()
+            try:
+                await setup.forget_old_world(self.db.pool)
+                path = self.options.data_dir / STATE_FILE
+                state = _read_state(path)
+                state["clean"] = True
+                path.write_text(json.dumps(state))
+            finally:
+                await self.db.close()
 
 
 def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
@@ -214,7 +237,9 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
 
 async def run_demo(options: Options, say: Callable[[str], None] = print) -> None:
     """Run the demo until SIGINT or SIGTERM; nothing it started is left running."""
-    if options.reset and options.data_dir.exists():
+    # A demo whose set-up never finished cannot be picked up again: start it from scratch.
+    unfinished = "world" not in _read_state(options.data_dir / STATE_FILE)
+    if (options.reset or unfinished) and options.data_dir.exists():
         shutil.rmtree(options.data_dir)
     say(f"starting the demo in {options.data_dir} ...")
     loop = asyncio.get_running_loop()

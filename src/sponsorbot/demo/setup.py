@@ -82,6 +82,8 @@ async def connect_bot(sim: SimulatorClient, api: OwnerApi, bot: SimBot, fresh: b
     """
     if fresh:
         await api.call("POST", "/bots", {"token": bot.token, "mode": "polling"})
+    else:
+        await api.call("POST", f"/bots/{bot.id}/resume", {})
     for channel in bot.channels:
         ref = f"@{channel.plan.username}" if channel.plan.username else str(channel.chat_id)
         await api.call("POST", f"/bots/{bot.id}/channels", {"ref": ref})
@@ -127,8 +129,10 @@ async def connect(
 
 # A kept demo meets a new simulated world: queues and message ids of the old one mean nothing
 # there, and the simulator numbers its updates from the same start again, so the inbox's
-# (bot_id, update_id) key would take the new updates for duplicates.
+# (bot_id, update_id) key would take the new updates for duplicates. The bots wait paused until
+# the new world has them (a poll before that would get 401 and mark the token refused).
 FORGET_OLD_WORLD = """
+UPDATE bots SET status = 'paused';
 DELETE FROM inbox;
 DELETE FROM outbox WHERE status = 'pending';
 DELETE FROM message_refs;
@@ -140,7 +144,7 @@ UPDATE people SET gate_content_id = NULL, gate_ref = NULL, gate_checks = 0
 
 
 async def forget_old_world(pool: asyncpg.Pool) -> None:
-    """Before the product starts on a kept demo: drop what belonged to the last simulator."""
+    """With the product stopped: drop what belonged to this simulator, pause the bots."""
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(FORGET_OLD_WORLD)
 
