@@ -59,6 +59,7 @@ class Ready:
     panel_url: str
     phone_url: str
     link: str
+    code: str
     seconds: float
     fresh: bool
     events: int
@@ -196,6 +197,7 @@ class Demo:
                 f"{self.sim_url}/_sim/phone?user={world.phone_user}&bot={first.sim.plan.username}"
             ),
             link=f"https://t.me/{first.sim.plan.username}?start={first.contents[0].code}",
+            code=first.contents[0].code,
             seconds=time.monotonic() - began,
             fresh=fresh,
             events=events,
@@ -233,7 +235,8 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
     say(f"  Panel:    {ready.panel_url}/")
     say(f"  Sign in:  {setup.OWNER_EMAIL}  /  {setup.OWNER_PASSWORD}")
     say(f"  Phone:    {ready.phone_url}")
-    say(f"            (paste {ready.link} into its link box to meet the gate)")
+    say(f"            (type the start code {ready.code} and press Open to meet the gate;")
+    say(f"            the content link is {ready.link})")
     say("")
     say("Live visitors keep coming. Ctrl-C stops everything.")
 
