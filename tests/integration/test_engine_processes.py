@@ -238,11 +238,11 @@ async def test_sigterm_finishes_updates_in_hand_and_claims_no_more(
         try:
 
             async def holding() -> bool:
+                # All 32 slots taken: no claim can happen until a 2 s handler finishes.
                 n = await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'processing'")
-                return bool(n > 0)
+                return bool(n == 32)
 
             await eventually(holding, timeout=30)
-            await asyncio.sleep(0.3)
             in_hand = {
                 r["id"]
                 for r in await pool.fetch("SELECT id FROM inbox WHERE status = 'processing'")

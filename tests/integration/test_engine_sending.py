@@ -18,9 +18,7 @@ async def enqueue(
     uow = UnitOfWork(bot_id)
     for chat_id, method, params in rows:
         uow.send(chat_id, method, params, **kw)
-    async with pool.acquire() as conn, conn.transaction():
-        for write in uow.writes:
-            await write(conn)
+    await uow.commit(pool)
 
 
 async def outbox_counts(pool: asyncpg.Pool) -> dict[str, int]:

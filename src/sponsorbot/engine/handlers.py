@@ -22,9 +22,27 @@ log = logging.getLogger(__name__)
 
 Write = Callable[[asyncpg.Connection], Awaitable[Any]]
 
-ENQUEUE = """
+_QUEUED = """
 INSERT INTO outbox (bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id)
-VALUES ($1, $2, $3, $4, $5, COALESCE($6, now()), $7, $8, $9)
+SELECT $1, s.chat_id, s.method, s.params, s.priority, COALESCE(s.not_before, now()), s.ref,
+       s.uses_ref, $2
+FROM {source} unnest($3::bigint[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[],
+                     $8::text[], $9::text[]) WITH ORDINALITY
+     AS s (chat_id, method, params, priority, not_before, ref, uses_ref, n)
+ORDER BY s.n
+"""
+# Queue the calls of one unit of work in one statement, in the order they were asked for.
+ENQUEUE = _QUEUED.format(source="")
+# Mark the update done and queue its calls in one statement (one round trip, and atomic on its
+# own when the handler wrote nothing else); the calls are queued only if the mark took.
+DONE_AND_ENQUEUE = f"""
+WITH done AS (
+    UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
+                     error = NULL
+    WHERE id = $2 AND status = 'processing' AND attempts = $10
+    RETURNING id
+), queued AS ({_QUEUED.format(source="done,")} RETURNING 1)
+SELECT count(*) FROM done
 """
 
 PRIORITY_REPLY = 0
@@ -49,7 +67,9 @@ class UnitOfWork:
     bot_id: int
     inbox_id: int | None = None
     writes: list[Write] = field(default_factory=list)
-    outbox_rows: int = 0
+    calls: list[tuple[int, str, dict[str, Any], int, datetime | None, str | None, str | None]] = (
+        field(default_factory=list)
+    )
 
     def add(self, write: Write) -> None:
         """Run `write(conn)` inside the commit transaction, in the order added."""
@@ -81,19 +101,19 @@ class UnitOfWork:
         row queued earlier sent).
         """
         params = {"chat_id": chat_id, **params}
-        self.outbox_rows += 1
-        self.execute(
-            ENQUEUE,
-            self.bot_id,
-            chat_id,
-            method,
-            params,
-            priority,
-            not_before,
-            ref,
-            uses_ref,
-            self.inbox_id,
-        )
+        self.calls.append((chat_id, method, params, priority, not_before, ref, uses_ref))
+
+    def call_arrays(self) -> list[list[Any]]:
+        """The queued calls as the column arrays ENQUEUE and DONE_AND_ENQUEUE take ($3-$9)."""
+        return [[c[i] for c in self.calls] for i in range(7)]
+
+    async def commit(self, pool: asyncpg.Pool) -> None:
+        """Apply the writes and queue the calls in one transaction (outside a worker)."""
+        async with pool.acquire() as conn, conn.transaction():
+            for write in self.writes:
+                await write(conn)
+            if self.calls:
+                await conn.execute(ENQUEUE, self.bot_id, self.inbox_id, *self.call_arrays())
 
 
 @dataclass(slots=True)

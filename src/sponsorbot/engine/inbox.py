@@ -70,12 +70,8 @@ RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
           inbox.payload, inbox.attempts, inbox.received_at
 """
 
-# Guarded by attempts: if our lock expired and another worker took the row, nothing matches,
-# and the handler's writes roll back with it.
-MARK_DONE = """
-UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL, error = NULL
-WHERE id = $1 AND status = 'processing' AND attempts = $2
-"""
+# Marking done is DONE_AND_ENQUEUE in handlers.py. Both are guarded by attempts: if our lock
+# expired and another worker took the row, nothing matches, and our writes roll back.
 MARK_FAILED = """
 UPDATE inbox SET status = CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END,
                  next_attempt_at = now() + make_interval(secs => $4),

@@ -10,7 +10,7 @@ import asyncpg
 
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
-from sponsorbot.engine.handlers import Context, Registry, UnitOfWork
+from sponsorbot.engine.handlers import DONE_AND_ENQUEUE, Context, Registry, UnitOfWork
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.telegram import BotApi, scrub
 
@@ -107,11 +107,7 @@ class Worker:
             if handler is not None:
                 ctx = Context(bot.info, self.api.bot(bot.token), self.pool, uow, row.attempts)
                 await handler(row.payload, ctx)
-            async with self.pool.acquire() as conn, conn.transaction():
-                for write in uow.writes:
-                    await write(conn)
-                if await conn.execute(inbox.MARK_DONE, row.id, row.attempts) != "UPDATE 1":
-                    raise _LostClaim
+            await self._commit(row, uow)
         except _LostClaim:
             log.warning("update %s of bot %s was taken over; not committing", row.id, row.bot_id)
             return
@@ -121,8 +117,22 @@ class Worker:
             await self._failed(row, exc)
             return
         self.handled += 1
-        if uow.outbox_rows:
+        if uow.calls:
             self.notifier.wake(f"outbox:{row.bot_id}")
+
+    async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> None:
+        """The handler's writes, the done mark and its queued calls, atomically."""
+        args = (row.bot_id, row.id, *uow.call_arrays(), row.attempts)
+        if not uow.writes:
+            # One statement is its own transaction: no BEGIN and COMMIT round trips.
+            if await self.pool.fetchval(DONE_AND_ENQUEUE, *args) != 1:
+                raise _LostClaim
+            return
+        async with self.pool.acquire() as conn, conn.transaction():
+            for write in uow.writes:
+                await write(conn)
+            if await conn.fetchval(DONE_AND_ENQUEUE, *args) != 1:
+                raise _LostClaim
 
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
         error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
