@@ -43,6 +43,16 @@ SET_GATE = """
 UPDATE people SET gate_content_id = $3, gate_ref = $4, gate_checks = $5
 WHERE bot_id = $1 AND user_id = $2
 """
+# SEEN and SET_GATE in one statement: /start is the hottest path, and each statement is a
+# round trip inside the update's transaction.
+SEEN_WITH_GATE = """
+INSERT INTO people (bot_id, user_id, language, gate_content_id, gate_ref, gate_checks)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (bot_id, user_id) DO UPDATE
+SET last_seen = now(), language = COALESCE(excluded.language, people.language), blocked_at = NULL,
+    gate_content_id = excluded.gate_content_id, gate_ref = excluded.gate_ref,
+    gate_checks = excluded.gate_checks
+"""
 SEND_METHODS = {
     "document": "sendDocument",
     "video": "sendVideo",
@@ -71,18 +81,21 @@ class Visitor:
         config = await self.config.get(ctx.bot.id)
         lang = language_of(user.get("language_code"))
         events = Events(ctx.bot.id)
-        seen(uow, user)
         if not payload:
+            seen(uow, user)
             uow.send(
                 user_id,
                 "sendMessage",
                 {"text": render("welcome", lang, config.texts), "parse_mode": "HTML"},
             )
             return
-        events.add("started", user_id)
         code = payload if CODE_SHAPE.match(payload) else None
         row = await ctx.db.fetchrow(BY_CODE, ctx.bot.id, code, user_id) if code else None
+        # The content a link names rides on "started", so the panel can count opens per item.
+        opened = row["id"] if row is not None else None
+        events.add("started", user_id, content_id=opened)
         if row is None or row["id"] is None or not row["enabled"]:
+            seen(uow, user)
             events.add("unknown_code", user_id, data={"code": payload[:64]})
             uow.send(
                 user_id,
@@ -105,11 +118,17 @@ class Visitor:
                 gate_message(missing, row["id"], lang, config),
                 ref=ref,
             )
-            uow.execute(SET_GATE, ctx.bot.id, user_id, row["id"], ref, 1)
+            uow.execute(
+                SEEN_WITH_GATE, ctx.bot.id, user_id, user.get("language_code"), row["id"], ref, 1
+            )
             events.add("gate_shown", user_id, content_id=row["id"], data={"missing": len(missing)})
         else:
             if old_ref:
-                uow.execute(SET_GATE, ctx.bot.id, user_id, None, None, 0)
+                uow.execute(
+                    SEEN_WITH_GATE, ctx.bot.id, user_id, user.get("language_code"), None, None, 0
+                )
+            else:
+                seen(uow, user)
             if config.gate:
                 events.add("gate_passed", user_id, content_id=row["id"], data={"checks": 1})
             deliver(uow, user_id, dict(row), lang, config, events)
