@@ -35,6 +35,24 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING {CONTENT_COLUMNS}
 """
 
+SEARCH = """(code = $2 OR caption ILIKE $3 OR EXISTS (
+    SELECT FROM jsonb_array_elements(items) AS i
+    WHERE i ->> 'caption' ILIKE $3 OR i ->> 'text' ILIKE $3))"""
+
+
+def like_escape(text: str) -> str:
+    """`text` matched literally inside a LIKE pattern (its % and _ are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def kind_of(content_type: str) -> str:
+    """The content kind an uploaded file's media type suggests: photo, video or document."""
+    if content_type.startswith("image/"):
+        return "photo"
+    if content_type.startswith("video/"):
+        return "video"
+    return "document"
+
 
 def new_code() -> str:
     """A fresh unguessable code (12 base62 characters: about 71 bits)."""
@@ -177,17 +195,28 @@ class ContentService:
             raise NotFound(f"the bot has no content {content_id}")
         return self._out(username, row)
 
-    async def list(self, bot_id: int, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-        """A page of the bot's content, newest first, and how many there are."""
+    async def list(
+        self, bot_id: int, limit: int, offset: int, search: str = ""
+    ) -> tuple[list[dict[str, Any]], int]:
+        """A page of the bot's content, newest first, and how many there are.
+
+        `search` matches the code exactly or any caption (the item's or a file's) and a text
+        item's text, case-insensitively.
+        """
         username = await self._username(bot_id)
+        where = "bot_id = $1"
+        args: list[Any] = [bot_id]
+        if search.strip():
+            where += f" AND {SEARCH}"
+            args += [search.strip(), f"%{like_escape(search.strip())}%"]
         rows = await self.pool.fetch(
-            f"SELECT {CONTENT_COLUMNS} FROM contents WHERE bot_id = $1 "
-            "ORDER BY id DESC LIMIT $2 OFFSET $3",
-            bot_id,
+            f"SELECT {CONTENT_COLUMNS} FROM contents WHERE {where} "
+            f"ORDER BY id DESC LIMIT ${len(args) + 1} OFFSET ${len(args) + 2}",
+            *args,
             limit,
             offset,
         )
-        total = await self.pool.fetchval("SELECT count(*) FROM contents WHERE bot_id = $1", bot_id)
+        total = await self.pool.fetchval(f"SELECT count(*) FROM contents WHERE {where}", *args)
         return [self._out(username, r) for r in rows], int(total)
 
     async def update(self, bot_id: int, content_id: int, changes: dict[str, Any]) -> dict[str, Any]:

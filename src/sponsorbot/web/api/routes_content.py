@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.datastructures import UploadFile
 
-from sponsorbot.features.content import MAX_UPLOAD_BYTES, NewContent
+from sponsorbot.features.content import MAX_UPLOAD_BYTES, NewContent, kind_of
 from sponsorbot.features.errors import Invalid, TooLarge
 from sponsorbot.web.api.auth import Editor, Reader, Service
 from sponsorbot.web.api.models import (
@@ -64,14 +64,6 @@ def content_out(row: dict[str, Any]) -> dict[str, Any]:
         "protect_content": row["protect"],
         "auto_delete_minutes": row["auto_delete_s"] / 60,
     }
-
-
-def _kind_of(content_type: str) -> Literal["document", "video", "photo"]:
-    if content_type.startswith("image/"):
-        return "photo"
-    if content_type.startswith("video/"):
-        return "video"
-    return "document"
 
 
 def _invalid(exc: ValidationError) -> RequestValidationError:
@@ -145,7 +137,7 @@ async def _upload(bot_id: int, request: Request, features: Service, by: str) -> 
             raise _invalid(exc) from None
         data = await file.read(MAX_UPLOAD_BYTES + 1)
         content_type = file.content_type or "application/octet-stream"
-        kind = options.kind or _kind_of(content_type)
+        kind = options.kind or kind_of(content_type)
         new = NewContent(
             kind,
             [{"kind": kind}],

@@ -13,6 +13,8 @@ from fastapi.staticfiles import StaticFiles
 from sponsorbot.engine.bots import BotService
 from sponsorbot.web.panel import accounts
 from sponsorbot.web.panel.routes_auth import router as auth_router
+from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
+from sponsorbot.web.panel.routes_content import router as content_router
 from sponsorbot.web.panel.routes_gate import router as gate_router
 from sponsorbot.web.panel.routes_pages import router as pages_router
 from sponsorbot.web.panel.routes_team import router as team_router
@@ -50,6 +52,8 @@ def mount_panel(
     app.include_router(pages_router)
     app.include_router(team_router)
     app.include_router(gate_router)
+    app.include_router(content_router)
+    app.include_router(bot_settings_router)
     app.include_router(tokens_router)
 
     @app.exception_handler(SignInRequired)

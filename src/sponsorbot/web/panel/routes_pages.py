@@ -92,7 +92,7 @@ async def dashboard(request: Request, viewer: View) -> Response:
 # -- bots --------------------------------------------------------------------------------------
 
 
-def _bot_error(exc: Exception) -> str:
+def bot_error(exc: Exception) -> str:
     """The engine's refusal, said in the viewer's language."""
     if isinstance(exc, BotTokenMalformed):
         return _("This is not a bot token. It looks like 123456789:AAH… — copy it from @BotFather.")
@@ -141,7 +141,7 @@ async def bots_add(request: Request, viewer: ManageBots) -> Response:
         bot = await panel.bots.add(token, mode)
     except (BotError, TelegramError, OSError) as exc:
         # The token is never echoed back into the form: the owner pastes it again.
-        return await _bots_page(request, viewer, {}, {"token": _bot_error(exc)}, 422)
+        return await _bots_page(request, viewer, {}, {"token": bot_error(exc)}, 422)
     await record(
         panel.pool,
         panel.config.clock(),
@@ -163,7 +163,7 @@ async def _bot_action(request: Request, viewer: Viewer, bot_id: int, action: str
     except BotNotFound:
         return render(request, viewer, "not_found.html", status=404)
     except (BotError, TelegramError, OSError) as exc:
-        return await _bots_page(request, viewer, {}, {f"bot-{bot_id}": _bot_error(exc)}, 422)
+        return await _bots_page(request, viewer, {}, {f"bot-{bot_id}": bot_error(exc)}, 422)
     await record(
         panel.pool,
         panel.config.clock(),

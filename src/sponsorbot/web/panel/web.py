@@ -21,6 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from sponsorbot.engine.bots import BotService
+from sponsorbot.features.content import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.accounts import LockoutPolicy, Session, User, load_session
 from sponsorbot.web.panel.audit import Actor
@@ -57,6 +58,7 @@ class PanelConfig:
     idle_timeout: timedelta = timedelta(hours=2)
     lockout: LockoutPolicy = field(default_factory=LockoutPolicy)
     secure_cookies: bool = False
+    upload_limit: int = MAX_UPLOAD_BYTES  # the largest file the content page accepts
 
 
 @dataclass

@@ -1,0 +1,248 @@
+"""One bot's settings: how it receives updates, its storage chat and the visitors' texts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+
+from sponsorbot.engine.bots import BotError, BotNotFound
+from sponsorbot.features.errors import FeatureError
+from sponsorbot.features.texts import DEFAULTS, LANGUAGES, placeholders
+from sponsorbot.telegram import TelegramError
+from sponsorbot.web.panel.audit import record
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_gate import features_of
+from sponsorbot.web.panel.routes_pages import bot_error
+from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+
+router = APIRouter(include_in_schema=False, tags=["panel"])
+ManageBots = Annotated[Viewer, Depends(require("bots"))]
+MAX_TEXT = 1000
+
+# What each visitor text is for, in the owner's words; the order is the order of the page.
+TEXTS: dict[str, str] = {
+    "welcome": N_("Greeting when someone starts the bot without a link"),
+    "unknown_code": N_("A link that is wrong or turned off"),
+    "gate": N_("The gate: the channels to join"),
+    "join_button": N_("The button of each channel"),
+    "joined_button": N_("The “I've joined” button"),
+    "still_missing": N_("Alert when channels are still missing"),
+    "all_joined": N_("Alert when the visitor is through"),
+    "gate_outdated": N_("An old gate message was pressed"),
+    "auto_delete": N_("Notice before the content is deleted"),
+    "upload_saved": N_("To an uploader: the file is saved, with its link"),
+    "batch_started": N_("To an uploader: a batch started"),
+    "batch_added": N_("To an uploader: a file joined the batch"),
+    "batch_empty": N_("To an uploader: the batch is still empty"),
+    "batch_cancelled": N_("To an uploader: the batch was cancelled"),
+    "no_batch": N_("To an uploader: no batch is open"),
+    "channel_added": N_("To the owner: a channel was added"),
+    "channel_refused": N_("To the owner: a channel could not be added"),
+}
+assert set(TEXTS) == set(DEFAULTS["en"]), "every visitor text needs a description here"
+
+
+def _storage_value(raw: str) -> tuple[int | None, bool]:
+    """The storage chat id typed in (empty clears it) and whether it is well-formed."""
+    raw = raw.strip()
+    if not raw:
+        return None, True
+    if raw.startswith("-") and raw[1:].isdigit() and len(raw) <= 21:
+        return int(raw), True
+    return None, False
+
+
+async def _page(
+    request: Request,
+    viewer: Viewer,
+    bot_id: int,
+    errors: dict[str, str],
+    values: dict[str, Any] | None = None,
+    status: int = 200,
+) -> Response:
+    panel = panel_of(request)
+    features = features_of(request)
+    try:
+        bot = await panel.bots.get(bot_id)
+        texts = await features.settings.texts(bot_id)
+        storage = await features.settings.storage_chat(bot_id)
+    except (BotNotFound, FeatureError):
+        return render(request, viewer, "not_found.html", status=404)
+    overrides: dict[str, dict[str, str]] = (values or {}).get("texts") or texts["overrides"]
+    rows = [
+        {
+            "key": key,
+            "label": _(label),
+            "placeholders": sorted(placeholders(DEFAULTS["en"][key])),
+            "languages": [
+                {
+                    "code": language,
+                    "default": DEFAULTS[language][key],
+                    "value": overrides.get(language, {}).get(key, ""),
+                    "error": errors.get(f"{language}.{key}", ""),
+                }
+                for language in LANGUAGES
+            ],
+        }
+        for key, label in TEXTS.items()
+    ]
+    context = {
+        "bot": bot,
+        "errors": errors,
+        "storage": (values or {}).get("storage", "" if storage is None else str(storage)),
+        "texts": rows,
+        "webhook_possible": panel.bots.public_url is not None,
+        "saved": request.query_params.get("saved", ""),
+    }
+    return render(request, viewer, "bot_settings.html", context, status)
+
+
+@router.get("/bots/{bot_id}/settings")
+async def bot_settings_page(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """The bot's mode, storage chat and visitor texts."""
+    return await _page(request, viewer, bot_id, {})
+
+
+async def _audit(
+    request: Request,
+    viewer: Viewer,
+    kind: str,
+    bot: dict[str, Any],
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> None:
+    panel = panel_of(request)
+    await record(
+        panel.pool,
+        panel.config.clock(),
+        actor_of(request, viewer),
+        kind,
+        f"@{bot['username']}",
+        before=before,
+        after=after,
+    )
+
+
+@router.post("/bots/{bot_id}/mode")
+async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Switch between long polling and a webhook (checked with Telegram)."""
+    panel = panel_of(request)
+    mode = str((await request.form()).get("mode", ""))
+    try:
+        before = await panel.bots.get(bot_id)
+    except BotNotFound:
+        return render(request, viewer, "not_found.html", status=404)
+    if mode not in ("polling", "webhook"):
+        return await _page(
+            request, viewer, bot_id, {"mode": _("Choose polling or webhook.")}, None, 422
+        )
+    if mode == before["mode"]:
+        return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
+    try:
+        after = await panel.bots.set_mode(bot_id, mode)
+    except (BotError, TelegramError, OSError) as exc:
+        return await _page(request, viewer, bot_id, {"mode": bot_error(exc)}, None, 422)
+    await _audit(
+        request,
+        viewer,
+        "bot.mode_changed",
+        before,
+        {"mode": before["mode"]},
+        {"mode": after["mode"]},
+    )
+    return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
+
+
+@router.post("/bots/{bot_id}/storage")
+async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Set (or clear) the chat uploaded files are kept in."""
+    panel = panel_of(request)
+    settings = features_of(request).settings
+    raw = str((await request.form()).get("storage_chat", ""))
+    try:
+        bot = await panel.bots.get(bot_id)
+        before = await settings.storage_chat(bot_id)
+    except BotNotFound:
+        return render(request, viewer, "not_found.html", status=404)
+    chat_id, ok = _storage_value(raw)
+    if not ok:
+        errors = {"storage_chat": _("Enter the chat's numeric id, like -1001234567890.")}
+        return await _page(request, viewer, bot_id, errors, {"storage": raw.strip()[:40]}, 422)
+    await settings.set_storage_chat(bot_id, chat_id)
+    if before != chat_id:
+        await _audit(
+            request,
+            viewer,
+            "bot.storage_changed",
+            bot,
+            {"storage_chat_id": before},
+            {"storage_chat_id": chat_id},
+        )
+    return redirect(request, f"/bots/{bot_id}/settings?saved=storage")
+
+
+def _text_error(key: str, text: str) -> str | None:
+    """Why an owner's text cannot be used, in the viewer's language; None when it can."""
+    if len(text) > MAX_TEXT:
+        return _("Up to %(n)s characters.", n=MAX_TEXT)
+    allowed = placeholders(DEFAULTS["en"][key])
+    try:
+        used = placeholders(text)
+    except ValueError:
+        return _("A { or } is unbalanced; write {{ and }} for a brace.")
+    if used - allowed:
+        if not allowed:
+            return _("This text takes no placeholders in braces.")
+        names = ", ".join("{" + name + "}" for name in sorted(allowed))
+        return _("Only these placeholders work here: %(names)s", names=names)
+    return None
+
+
+@router.post("/bots/{bot_id}/texts")
+async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Save the visitors' texts; an empty field means our default text."""
+    panel = panel_of(request)
+    settings = features_of(request).settings
+    form = await request.form()
+    try:
+        bot = await panel.bots.get(bot_id)
+        before: dict[str, dict[str, str]] = (await settings.texts(bot_id))["overrides"]
+    except BotNotFound:
+        return render(request, viewer, "not_found.html", status=404)
+    wanted: dict[str, dict[str, str]] = {}
+    errors: dict[str, str] = {}
+    for language in LANGUAGES:
+        for key in TEXTS:
+            # Browsers send CRLF in textareas; Telegram shows LF.
+            text = str(form.get(f"{language}.{key}", "")).replace("\r\n", "\n").strip()
+            if not text:
+                continue
+            wanted.setdefault(language, {})[key] = text
+            problem = _text_error(key, text)
+            if problem:
+                errors[f"{language}.{key}"] = problem
+    if errors:
+        return await _page(request, viewer, bot_id, errors, {"texts": wanted}, 422)
+    after = (await settings.set_texts(bot_id, wanted))["overrides"]
+    changed = {
+        f"{language}.{key}"
+        for language in LANGUAGES
+        for key in TEXTS
+        if before.get(language, {}).get(key) != after.get(language, {}).get(key)
+    }
+    if changed:
+
+        def pick(texts: dict[str, dict[str, str]]) -> dict[str, str | None]:
+            # The log masks values under keys naming a "code"; this text is no secret.
+            return {
+                k.replace("unknown_code", "unknown_link"): texts.get(k.split(".")[0], {}).get(
+                    k.split(".")[1]
+                )
+                for k in sorted(changed)
+            }
+
+        await _audit(request, viewer, "bot.texts_changed", bot, pick(before), pick(after))
+    return redirect(request, f"/bots/{bot_id}/settings?saved=texts")

@@ -1,0 +1,145 @@
+// Sponsorbot panel: the two behaviours plain forms cannot give. Every form still works
+// without this file (the upload posts normally; the gate's number fields set the order).
+"use strict";
+
+(function () {
+  const csrf = () => JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"];
+  const persian = () => document.documentElement.lang === "fa";
+  const percent = (n) => n.toLocaleString(persian() ? "fa-IR" : "en") + (persian() ? "٪" : "%");
+
+  // -- upload with a progress bar ---------------------------------------------------------
+  function bindUpload(form) {
+    const input = form.querySelector("input[type=file]");
+    const error = form.querySelector("#e-file");
+    const box = form.querySelector(".progress");
+    const bar = box.querySelector("progress");
+    const label = box.querySelector("output");
+    const button = form.querySelector("button.primary");
+    const limit = Number(form.dataset.limit);
+
+    function fail(message) {
+      error.textContent = message;
+      error.hidden = false;
+      input.setAttribute("aria-invalid", "true");
+      input.closest(".field").classList.add("has-error");
+    }
+
+    input.addEventListener("change", () => {
+      error.hidden = true;
+      input.removeAttribute("aria-invalid");
+      input.closest(".field").classList.remove("has-error");
+      // Said at once: nobody should wait for 50 MB to travel to learn it is too much.
+      if (input.files[0] && input.files[0].size > limit) fail(form.dataset.tooLarge);
+    });
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (input.files[0] && input.files[0].size > limit) return fail(form.dataset.tooLarge);
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", form.action);
+      xhr.setRequestHeader("X-CSRF-Token", csrf());
+      xhr.setRequestHeader("HX-Request", "true"); // a success answers 204 + HX-Redirect
+      xhr.upload.addEventListener("progress", (e) => {
+        if (!e.lengthComputable) return;
+        bar.value = Math.floor((100 * e.loaded) / e.total);
+        label.textContent = percent(bar.value);
+      });
+      xhr.upload.addEventListener("load", () => {
+        bar.value = 100;
+        label.textContent = form.dataset.sending; // now the server posts it to Telegram
+      });
+      xhr.addEventListener("load", () => {
+        const target = xhr.getResponseHeader("HX-Redirect");
+        if (xhr.status === 204 && target) {
+          window.location.assign(target);
+          return;
+        }
+        // An error page: take its upload card (the error next to the field) into this page.
+        const fresh = new DOMParser().parseFromString(xhr.responseText, "text/html");
+        const card = fresh.querySelector("#upload");
+        if (card) {
+          document.querySelector("#upload").replaceWith(card);
+          const next = card.querySelector("form[data-upload]");
+          if (next) bindUpload(next);
+        } else {
+          box.hidden = true;
+          button.disabled = false;
+          fail(form.dataset.failed);
+        }
+      });
+      xhr.addEventListener("error", () => {
+        box.hidden = true;
+        button.disabled = false;
+        fail(form.dataset.failed);
+      });
+      bar.value = 0;
+      label.textContent = percent(0);
+      box.hidden = false;
+      button.disabled = true;
+      xhr.send(new FormData(form));
+    });
+  }
+
+  // -- drag to order the gate --------------------------------------------------------------
+  // Pointer events rather than HTML drag and drop: they work with a finger on a phone too.
+  function bindSortable(body) {
+    const status = body.closest("form").querySelector(".sort-status");
+    let dragged = null;
+
+    function renumber() {
+      body.querySelectorAll("tr").forEach((row, i) => {
+        const field = row.querySelector("input[type=number]");
+        if (field) field.value = i + 1;
+      });
+    }
+
+    async function save() {
+      const data = new FormData();
+      body.querySelectorAll("tr").forEach((row) => data.append("order", row.dataset.id));
+      status.textContent = "";
+      try {
+        const answer = await fetch(body.dataset.sortable, {
+          method: "POST",
+          body: data,
+          headers: { "X-CSRF-Token": csrf() },
+          redirect: "manual",
+        });
+        status.textContent = answer.status === 204 ? body.dataset.saved : body.dataset.failed;
+      } catch (e) {
+        status.textContent = body.dataset.failed;
+      }
+    }
+
+    body.addEventListener("pointerdown", (event) => {
+      const handle = event.target.closest(".drag");
+      if (!handle) return;
+      event.preventDefault();
+      dragged = handle.closest("tr");
+      dragged.classList.add("dragging");
+      handle.setPointerCapture(event.pointerId);
+    });
+    body.addEventListener("pointermove", (event) => {
+      if (!dragged) return;
+      const over = document.elementFromPoint(event.clientX, event.clientY);
+      const row = over && over.closest("tr");
+      if (!row || row === dragged || row.parentElement !== body) return;
+      const box = row.getBoundingClientRect();
+      const after = event.clientY > box.top + box.height / 2;
+      body.insertBefore(dragged, after ? row.nextSibling : row);
+    });
+    const drop = () => {
+      if (!dragged) return;
+      dragged.classList.remove("dragging");
+      dragged = null;
+      renumber();
+      save();
+    };
+    body.addEventListener("pointerup", drop);
+    body.addEventListener("pointercancel", drop);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll("form[data-upload]").forEach(bindUpload);
+    document.querySelectorAll("tbody[data-sortable]").forEach(bindSortable);
+  });
+})();
