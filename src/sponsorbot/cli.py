@@ -235,9 +235,7 @@ def demo(
     options = Options(data_dir or settings.data_dir / "demo", port, sim_port, reset)
     try:
         run_async(run_demo(options, typer.echo))
-    except (DemoError, RuntimeError) as exc:
-        raise _fail(f"the demo could not start: {exc}", 1) from None
-    except OSError as exc:
+    except DemoError as exc:
         raise _fail(f"the demo could not start: {exc}", 1) from None
 
 

@@ -9,18 +9,21 @@ server stops when the last of us leaves it.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import shutil
 import signal
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 
 from sponsorbot.config import load_settings
@@ -30,8 +33,8 @@ from sponsorbot.demo import history, setup
 from sponsorbot.demo.trickle import Trickle
 from sponsorbot.demo.world import SEED, World, build
 from sponsorbot.loadtest.processes import Cluster, wait_http
-from sponsorbot.loadtest.scenario import OwnerApi
-from sponsorbot.simulator.client import SimulatorClient
+from sponsorbot.loadtest.scenario import OwnerApi, SetupError
+from sponsorbot.simulator.client import SimulatorClient, SimulatorError
 
 log = logging.getLogger(__name__)
 
@@ -241,8 +244,54 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
     say("Live visitors keep coming. Ctrl-C stops everything.")
 
 
+def _lock(data_dir: Path) -> int:
+    """One demo per data dir: a second one (or a --reset) must not pull the first's data away.
+
+    The lock file sits beside the data dir, so --reset can remove the dir while holding it.
+    """
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(data_dir.parent / f".{data_dir.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DemoError(f"a demo is already running in {data_dir}") from None
+    return fd
+
+
+def _check_ports(options: Options) -> None:
+    """Fail early and clearly: a taken port would otherwise show up as a child's crash, or
+    worse, as someone else's simulator answering ours."""
+    for port, flag in ((options.port, "--port"), (options.sim_port, "--sim-port")):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                raise DemoError(f"port {port} is taken; choose another with {flag}") from None
+
+
+# What a failed start looks like from here; each becomes one line for the user.
+START_FAILURES = (
+    SimulatorError,
+    SetupError,
+    aiohttp.ClientError,
+    asyncpg.PostgresError,
+    RuntimeError,
+    OSError,
+)
+
+
 async def run_demo(options: Options, say: Callable[[str], None] = print) -> None:
     """Run the demo until SIGINT or SIGTERM; nothing it started is left running."""
+    _check_ports(options)
+    lock = _lock(options.data_dir)
+    try:
+        await _run_locked(options, say)
+    finally:
+        os.close(lock)
+
+
+async def _run_locked(options: Options, say: Callable[[str], None]) -> None:
     # A demo whose set-up never finished cannot be picked up again: start it from scratch.
     unfinished = "world" not in _read_state(options.data_dir / STATE_FILE)
     if (options.reset or unfinished) and options.data_dir.exists():
@@ -261,7 +310,11 @@ async def run_demo(options: Options, say: Callable[[str], None] = print) -> None
             starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
             return
-        _print_ready(starting.result(), say)
+        try:
+            ready = starting.result()
+        except START_FAILURES as exc:
+            raise DemoError(str(exc) or type(exc).__name__) from exc
+        _print_ready(ready, say)
         while not stop.is_set():
             demo.check_alive()
             await asyncio.wait([stopper], timeout=1.0)
