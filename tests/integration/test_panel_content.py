@@ -29,9 +29,10 @@ async def connect(panel: PanelApp) -> dict[str, Any]:
 
 
 async def audit(pool: asyncpg.Pool, kind: str) -> list[asyncpg.Record]:
-    return await pool.fetch(
+    rows: list[asyncpg.Record] = await pool.fetch(
         "SELECT target, before, after FROM audit_log WHERE kind = $1 ORDER BY id", kind
     )
+    return rows
 
 
 async def signed_in(panel: PanelApp, http: httpx.AsyncClient, role: str = "owner") -> str:
