@@ -70,12 +70,14 @@ async def _channels_page(
             {
                 **c,
                 "in_gate": position is not None,
-                "position": (position + 1) if position is not None else len(rows) + 1,
+                "position": (position + 1) if position is not None else None,
                 "request_counts": bool(entry and entry.get("request_counts")),
                 "advice": _missing_text(list(c["missing"])) if c["status"] != "ok" else "",
             }
         )
-    rows.sort(key=lambda r: (not r["in_gate"], r["position"]))
+    rows.sort(key=lambda r: (not r["in_gate"], r["position"] or 0))
+    for number, row in enumerate(rows, start=1):
+        row["position"] = number  # channels outside the gate follow it, in the order they came
     context = {"bot": bot, "channels": rows, "errors": errors}
     return render(request, viewer, "channels.html", context, status)
 

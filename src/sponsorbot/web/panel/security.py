@@ -80,8 +80,15 @@ def check_totp(secret: str, code: str, now: datetime) -> bool:
 
 
 def qr_svg(text: str) -> str:
-    """A QR code of `text` as inline SVG (no external request, no image file)."""
-    return str(segno.make(text, error="m").svg_inline(scale=5, dark="#111", light="#fff"))
+    """A QR code of `text` as inline SVG (no external request, no image file).
+
+    It carries a viewBox as well as its size, so a stylesheet may draw it smaller without
+    cutting it off.
+    """
+    code = segno.make(text, error="m")
+    width, height = code.symbol_size(scale=5)
+    svg = str(code.svg_inline(scale=5, dark="#111", light="#fff", omitsize=True))
+    return svg.replace("<svg ", f'<svg width="{width}" height="{height}" ', 1)
 
 
 def recovery_codes() -> list[str]:

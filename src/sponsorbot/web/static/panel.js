@@ -15,7 +15,8 @@
     const bar = box.querySelector("progress");
     const label = box.querySelector("output");
     const button = form.querySelector("button.primary");
-    const limit = Number(form.dataset.limit);
+
+    const tooLarge = () => input.files[0] && input.files[0].size > Number(form.dataset.limit);
 
     function fail(message) {
       error.textContent = message;
@@ -29,12 +30,12 @@
       input.removeAttribute("aria-invalid");
       input.closest(".field").classList.remove("has-error");
       // Said at once: nobody should wait for 50 MB to travel to learn it is too much.
-      if (input.files[0] && input.files[0].size > limit) fail(form.dataset.tooLarge);
+      if (tooLarge()) fail(form.dataset.tooLarge);
     });
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      if (input.files[0] && input.files[0].size > limit) return fail(form.dataset.tooLarge);
+      if (tooLarge()) return fail(form.dataset.tooLarge);
       const xhr = new XMLHttpRequest();
       xhr.open("POST", form.action);
       xhr.setRequestHeader("X-CSRF-Token", csrf());
