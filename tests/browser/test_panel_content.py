@@ -45,6 +45,8 @@ async def test_upload_with_progress_qr_code_settings_and_gate_order(
     async def shot(page: Page, name: str) -> None:
         if shots:
             SHOTS.mkdir(parents=True, exist_ok=True)
+            # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
+            await page.evaluate("window.scrollTo(0, 0)")
             await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
     async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
