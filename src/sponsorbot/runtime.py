@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from collections.abc import Coroutine, Iterator
@@ -37,6 +38,11 @@ class _Server(uvicorn.Server):
 
 def run_async(main: Coroutine[Any, Any, None]) -> None:
     """Run a coroutine on uvloop when it is installed."""
+    # Everything imported so far lives as long as the process: keep it out of the collector's
+    # way, and collect the young generation less often (py-spy on a loaded worker: 7% of its
+    # time was the cyclic garbage collector walking long-lived objects).
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
     try:
         import uvloop
     except ImportError:
