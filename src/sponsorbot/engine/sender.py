@@ -95,6 +95,10 @@ class Sender:
 
     async def run(self, lost: asyncio.Event) -> None:
         """Warm the connection with getMe, then send until the lease is lost or stopped."""
+        # The previous holder of this bot's lease may have sent a full second's worth just
+        # now, and its limiter died with it: wait one window before the first send (the load
+        # test saw 28 in one second at Telegram's side across a hand-over without this).
+        self.limiter.pause(self.limiter.window_s)
         try:
             await self.telegram.get_me()
         except Unauthorized:
