@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +17,9 @@ from sponsorbot.engine.core import Engine
 from sponsorbot.engine.handlers import Registry
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.simulator.server import create_app
+from tests.processes import free_port
 
 SECRET = "test-secret-key-that-is-long-enough-1234567890"
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
