@@ -26,7 +26,8 @@ from sponsorbot.features import install
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig, announce_setup_code
 from tests.integration.test_panel_roles import POLICY, PUBLIC, concrete
-from tests.kit import eventually, free_port, make_settings, running_engine, simulated_telegram
+from tests.kit import eventually, make_settings, running_engine, simulated_telegram
+from tests.processes import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -20,7 +20,8 @@ from sponsorbot.cli import app as cli
 from sponsorbot.db.database import Database
 from sponsorbot.features import attach
 from sponsorbot.web.app import create_app
-from tests.kit import SECRET, Telegram, free_port, make_settings, running_engine, simulated_telegram
+from tests.kit import SECRET, Telegram, make_settings, running_engine, simulated_telegram
+from tests.processes import free_port
 
 
 @dataclass

@@ -15,8 +15,8 @@ from sponsorbot.engine.bots import BotService
 from sponsorbot.engine.tokens import TokenBox
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.telegram import BotApi
-from tests.kit import SECRET, eventually, free_port
-from tests.processes import clean_environ, wait_healthy
+from tests.kit import SECRET, eventually
+from tests.processes import clean_environ, free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
 
