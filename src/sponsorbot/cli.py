@@ -251,14 +251,18 @@ def loadtest(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the figures as JSON here.")
     ] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Draw latency percentiles and rates over time (PNG).")
+    ] = None,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
+    from sponsorbot.loadtest.plot import PlotUnavailable
     from sponsorbot.loadtest.report import table, write_json
     from sponsorbot.loadtest.runner import Options, run_loadtest
     from sponsorbot.runtime import run_async
 
     configure_logging("text", "WARNING")
-    options = Options(bots, rate, duration, warmup, rtt, workers, drain)
+    options = Options(bots, rate, duration, warmup, rtt, workers, drain, plot)
     figures: dict[str, object] = {}
 
     async def _main() -> None:
@@ -266,13 +270,15 @@ def loadtest(
 
     try:
         run_async(_main())
-    except RuntimeError as exc:
+    except (RuntimeError, PlotUnavailable) as exc:
         raise _fail(f"load test failed: {exc}", 1) from None
     setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)
         typer.echo(f"figures written to {json_path}")
+    if plot is not None:
+        typer.echo(f"plot drawn in {plot}")
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ KEYS = {
 
 def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
+    picture = tmp_path / "latency.png"
     done = subprocess.run(
         [
             sys.executable,
@@ -50,6 +51,8 @@ def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> 
             "20",
             "--json",
             str(out),
+            "--plot",
+            str(picture),
         ],
         env=clean_environ(),
         capture_output=True,
@@ -67,3 +70,5 @@ def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> 
     assert figures["dead"] == 0
     assert {"api", "worker1", "simulator", "postgres", "loadgen"} <= set(figures["cpu_s"])
     assert "| 2 bots, api + 1 worker(s)" in done.stdout
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert picture.stat().st_size > 10_000

@@ -82,13 +82,20 @@ async def measure(
     window: Window,
     backlog: int,
     cpu: dict[str, float],
+    points: list[tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
-    """The report's figures (the JSON keys of the issue, and a few more)."""
+    """The report's figures (the JSON keys of the issue, and a few more); `points`, if given,
+    receives (arrival time, latency) of every answered visitor."""
     users = set(visitors)
     answered, duplicates, busiest, throttled = gate_answers(calls, users)
     rows = await pool.fetch(RECEIVED, bot_ids, list(users))
     received = {r["chat_key"]: r["received"] for r in rows}
-    latencies = [answered[u] - received[u] for u in users if u in answered and u in received]
+    pairs = [
+        (received[u], answered[u] - received[u]) for u in users if u in answered and u in received
+    ]
+    if points is not None:
+        points.extend(pairs)
+    latencies = [latency for _, latency in pairs]
     handled = await pool.fetchval(HANDLED_BETWEEN, bot_ids, window.start, window.end)
     dead = await pool.fetchval(DEAD, bot_ids)
     return {

@@ -19,6 +19,7 @@ import asyncpg
 
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.pool import create_pool
+from sponsorbot.loadtest.plot import draw
 from sponsorbot.loadtest.processes import (
     Cluster,
     CpuMeter,
@@ -45,7 +46,7 @@ class Options:
     rtt_ms: float = 40.0
     workers: int = 1
     drain: float = 30.0
-    keep: bool = False
+    plot: Path | None = None
 
 
 def _environment(workdir: Path, sim_url: str, api_port: int) -> tuple[dict[str, str], Path | None]:
@@ -182,9 +183,21 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
             await _drain(pool, bot_ids, options.drain)
             calls = await _all_calls(sim)
             window = Window(window_start, window_end, len(opened.measured) + opened.failed)
-            result = await measure(pool, bot_ids, opened.measured, calls, window, backlog, cpu)
+            points: list[tuple[float, float]] = []
+            result = await measure(
+                pool, bot_ids, opened.measured, calls, window, backlog, cpu, points
+            )
+            if options.plot is not None:
+                title = (
+                    f"{options.bots} bots, {options.rate:g}/s, api + {options.workers} "
+                    f"worker(s), Telegram {options.rtt_ms:g} ms away"
+                )
+                opens = [t for _, t in opened.measured.values()]
+                draw(options.plot, title, window_start, points, opens)
             result["open_failures"] = opened.failed
-            result["options"] = options.__dict__
+            result["options"] = {
+                k: str(v) if isinstance(v, Path) else v for k, v in options.__dict__.items()
+            }
             result["logs"] = str(workdir)
             return result
     finally:
