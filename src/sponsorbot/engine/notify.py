@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import secrets
 
 import asyncpg
 
@@ -19,7 +20,9 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "sponsorbot"
 GATHER_S = 0.005
-NOTIFY_MANY = "SELECT pg_notify($1, k) FROM unnest($2::text[]) k"
+# Each payload is "<sender>/<key>": a process hears its own notifications too, and skips them
+# (its own waiters were woken directly; a second wake-up is a wasted outbox read or claim).
+NOTIFY_MANY = "SELECT pg_notify($1, $2 || '/' || k) FROM unnest($3::text[]) k"
 
 
 class Notifier:
@@ -29,6 +32,7 @@ class Notifier:
         self._pool = pool
         self._dsn = dsn
         self._events: dict[str, asyncio.Event] = {}
+        self._me = secrets.token_hex(6)
         self._outgoing: set[str] = set()
         self._flush_task: asyncio.Task[None] | None = None
         self._listen_conn: asyncpg.Connection | None = None
@@ -77,9 +81,7 @@ class Notifier:
         if not keys or self._pool is None:
             return
         try:
-            await self._pool.execute(
-                "SELECT pg_notify($1, k) FROM unnest($2::text[]) k", CHANNEL, keys
-            )
+            await self._pool.execute(NOTIFY_MANY, CHANNEL, self._me, keys)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             log.debug("notify failed (polling covers it): %s", exc)
 
@@ -109,7 +111,9 @@ class Notifier:
             await asyncio.sleep(1)
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
-        self._wake_local(str(payload))
+        sender, _, key = str(payload).partition("/")
+        if sender != self._me:
+            self._wake_local(key)
 
     async def close(self) -> None:
         """Send what is gathered and stop listening."""
