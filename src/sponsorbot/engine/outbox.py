@@ -20,31 +20,38 @@ LIMIT $2
 """
 FIND_REF = "SELECT message_id FROM message_refs WHERE bot_id = $1 AND ref = $2"
 
-FINISH = """
-UPDATE outbox o SET status = f.status, error = f.error, result_message_id = f.message_id,
-                    attempts = o.attempts + f.tries, sent_at = clock_timestamp()
-FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[])
-     AS f (id, status, error, message_id, tries)
-WHERE o.id = f.id AND o.status = 'pending'
-"""
-SAVE_REFS = """
-INSERT INTO message_refs (bot_id, ref, chat_id, message_id)
-SELECT $1, r.ref, r.chat_id, r.message_id
-FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS r (ref, chat_id, message_id)
-ON CONFLICT (bot_id, ref) DO UPDATE
-SET chat_id = excluded.chat_id, message_id = excluded.message_id, created_at = now()
-"""
-MARK_BLOCKED = """
-INSERT INTO people (bot_id, user_id, blocked_at)
-SELECT $1, u, now() FROM unnest($2::bigint[]) u
-ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = now()
-"""
-COUNT_SENDS = """
-INSERT INTO send_stats (bot_id, minute, sent, failed, throttled)
-VALUES ($1, date_trunc('minute', now()), $2, $3, $4)
-ON CONFLICT (bot_id, minute) DO UPDATE
-SET sent = send_stats.sent + excluded.sent, failed = send_stats.failed + excluded.failed,
-    throttled = send_stats.throttled + excluded.throttled
+# A batch of completions in one statement (atomic on its own): the rows' outcomes, the message
+# ids later rows refer to, the people who blocked the bot, and the minute's counters.
+RECORD = """
+WITH finished AS (
+    UPDATE outbox o SET status = f.status, error = f.error, result_message_id = f.message_id,
+                        attempts = o.attempts + f.tries, sent_at = clock_timestamp()
+    FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[])
+         AS f (id, status, error, message_id, tries)
+    WHERE o.id = f.id AND o.status = 'pending'
+    RETURNING 1
+), refs AS (
+    INSERT INTO message_refs (bot_id, ref, chat_id, message_id)
+    SELECT $1, r.ref, r.chat_id, r.message_id
+    FROM unnest($7::text[], $8::bigint[], $9::bigint[]) AS r (ref, chat_id, message_id)
+    ON CONFLICT (bot_id, ref) DO UPDATE
+    SET chat_id = excluded.chat_id, message_id = excluded.message_id, created_at = now()
+    RETURNING 1
+), blocked AS (
+    INSERT INTO people (bot_id, user_id, blocked_at)
+    SELECT $1, u, now() FROM unnest($10::bigint[]) u
+    ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = now()
+    RETURNING 1
+), counted AS (
+    INSERT INTO send_stats (bot_id, minute, sent, failed, throttled)
+    SELECT $1, date_trunc('minute', now()), $11::int, $12::int, $13::int
+    WHERE $11::int + $12::int + $13::int > 0
+    ON CONFLICT (bot_id, minute) DO UPDATE
+    SET sent = send_stats.sent + excluded.sent, failed = send_stats.failed + excluded.failed,
+        throttled = send_stats.throttled + excluded.throttled
+    RETURNING 1
+)
+SELECT count(*) FROM finished
 """
 
 
@@ -108,25 +115,19 @@ async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord) -> None:
     """Write a batch of completions, remembered message ids and blocked people at once."""
     done = batch.outcomes
     sent = sum(1 for o in done if o.status == "sent")
-    async with pool.acquire() as conn, conn.transaction():
-        if done:
-            await conn.execute(
-                FINISH,
-                [o.id for o in done],
-                [o.status for o in done],
-                [o.error for o in done],
-                [o.message_id for o in done],
-                [o.tries for o in done],
-            )
-        if batch.refs:
-            await conn.execute(
-                SAVE_REFS,
-                bot_id,
-                [r[0] for r in batch.refs],
-                [r[1] for r in batch.refs],
-                [r[2] for r in batch.refs],
-            )
-        if batch.blocked:
-            await conn.execute(MARK_BLOCKED, bot_id, sorted(set(batch.blocked)))
-        if done or batch.throttled:
-            await conn.execute(COUNT_SENDS, bot_id, sent, len(done) - sent, batch.throttled)
+    await pool.execute(
+        RECORD,
+        bot_id,
+        [o.id for o in done],
+        [o.status for o in done],
+        [o.error for o in done],
+        [o.message_id for o in done],
+        [o.tries for o in done],
+        [r[0] for r in batch.refs],
+        [r[1] for r in batch.refs],
+        [r[2] for r in batch.refs],
+        sorted(set(batch.blocked)),
+        sent,
+        len(done) - sent,
+        batch.throttled,
+    )
