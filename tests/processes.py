@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,13 +11,7 @@ from pathlib import Path
 
 import psutil
 
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from sponsorbot.loadtest.processes import free_port as free_port
 
 
 def clean_environ(**extra: str) -> dict[str, str]:

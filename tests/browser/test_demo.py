@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
-from tests.simulator.conftest import free_port
+from tests.processes import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

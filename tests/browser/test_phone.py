@@ -12,7 +12,7 @@ from aiohttp import web
 
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.simulator.server import create_app
-from tests.simulator.conftest import free_port
+from tests.processes import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

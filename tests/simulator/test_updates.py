@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.simulator.conftest import Scene, Sim, free_port
+from tests.processes import free_port
+from tests.simulator.conftest import Scene, Sim
 
 
 async def test_offset_confirms_and_negative_offset_counts_from_end(sim: Sim, scene: Scene) -> None:

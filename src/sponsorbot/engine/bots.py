@@ -19,6 +19,9 @@ from sponsorbot.telegram import BotApi, TelegramError, Unauthorized
 log = logging.getLogger(__name__)
 
 BOT_COLUMNS = "id, username, mode, status, token_tail, created_at, updated_at"
+ONE_BOT = f"SELECT {BOT_COLUMNS} FROM bots WHERE id = $1"
+ALL_BOTS = f"SELECT {BOT_COLUMNS} FROM bots ORDER BY created_at, id"
+DELETE_BOT = "DELETE FROM bots WHERE id = $1"
 INSERT_BOT = """
 INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -146,14 +149,14 @@ class BotService:
 
     async def get(self, bot_id: int) -> dict[str, Any]:
         """One bot's public fields (never the token)."""
-        row = await self.pool.fetchrow(f"SELECT {BOT_COLUMNS} FROM bots WHERE id = $1", bot_id)
+        row = await self.pool.fetchrow(ONE_BOT, bot_id)
         if row is None:
             raise BotNotFound(f"no bot with id {bot_id}")
         return dict(row)
 
     async def all(self) -> list[dict[str, Any]]:
         """All bots' public fields, oldest first."""
-        rows = await self.pool.fetch(f"SELECT {BOT_COLUMNS} FROM bots ORDER BY created_at, id")
+        rows = await self.pool.fetch(ALL_BOTS)
         return [dict(r) for r in rows]
 
     async def token(self, bot_id: int) -> str:
@@ -212,7 +215,7 @@ class BotService:
             await self.api.bot(token).delete_webhook()
         except TelegramError as exc:
             log.warning("removing bot %s: deleteWebhook failed: %s", bot_id, exc)
-        await self.pool.execute("DELETE FROM bots WHERE id = $1", bot_id)
+        await self.pool.execute(DELETE_BOT, bot_id)
         self._changed()
 
     async def mark_token_refused(self, bot_id: int) -> None:

@@ -25,6 +25,10 @@ WHERE bot_id = ANY ($1::bigint[])
 BACKLOG = """
 SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status IN ('pending', 'processing')
 """
+DUE_OUTBOX = """
+SELECT count(*) FROM outbox
+WHERE bot_id = ANY ($1::bigint[]) AND status = 'pending' AND not_before <= now()
+"""
 DEAD = "SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'dead'"
 
 

@@ -28,7 +28,7 @@ from sponsorbot.loadtest.processes import (
     postgres_pids,
     wait_http,
 )
-from sponsorbot.loadtest.report import BACKLOG, Window, measure
+from sponsorbot.loadtest.report import BACKLOG, DUE_OUTBOX, Window, measure
 from sponsorbot.loadtest.scenario import LoadBot, Opened, OwnerApi, send_visitors, set_up_bot
 from sponsorbot.simulator.client import SimulatorClient
 
@@ -208,13 +208,9 @@ async def _drain(pool: asyncpg.Pool, bot_ids: list[int], seconds: float) -> None
     """Give the backlog up to `seconds` to be answered, so late answers are measured too."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        waiting = await pool.fetchval(BACKLOG, bot_ids)
-        outbox = await pool.fetchval(
-            "SELECT count(*) FROM outbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'pending'"
-            " AND not_before <= now()",
-            bot_ids,
-        )
-        if waiting == 0 and outbox == 0:
-            await asyncio.sleep(0.5)  # the last flush of completions
-            return
+        settled = await pool.fetchval(BACKLOG, bot_ids) == 0
+        settled = settled and await pool.fetchval(DUE_OUTBOX, bot_ids) == 0
+        # Once settled, one more pause lets the senders' last completions be written.
         await asyncio.sleep(0.5)
+        if settled:
+            return
