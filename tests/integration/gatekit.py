@@ -101,6 +101,14 @@ async def running_gate(
         ) as run:
             features = install(run.engine)
             await run.engine.bots.add(bot["token"], "polling")
+
+            # Until the poller's first getUpdates names allowed_updates, Telegram (and the
+            # simulator) drops chat_member updates: a join made before that is never seen.
+            async def polling() -> bool:
+                bots = await tg.sim.bots()
+                return any("chat_member" in b["allowed_updates"] for b in bots)
+
+            await eventually(polling)
             for channel in made:
                 await features.channels.add(bot["id"], str(channel["id"]))
             await features.settings.set_gate(bot["id"], [(c["id"], request_counts) for c in made])

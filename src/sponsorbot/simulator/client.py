@@ -77,6 +77,11 @@ class SimulatorClient:
         result: dict[str, Any] = await self._call("bots", body)
         return result
 
+    async def bots(self) -> list[dict[str, Any]]:
+        """Every bot, with the ``allowed_updates`` it last named (empty: Telegram's default)."""
+        result: list[dict[str, Any]] = await self._call("bots", get=True)
+        return result
+
     async def create_user(
         self,
         first_name: str = "User",

@@ -63,12 +63,13 @@ def _owner(sim: Simulator, chat: Chat) -> Account:
 
 
 def bot_json(bot: Bot) -> dict[str, Any]:
-    """A bot as the control API shows it (with its token)."""
+    """A bot as the control API shows it (with its token and the updates it asked for)."""
     return {
         "id": bot.id,
         "token": bot.token,
         "username": bot.account.username,
         "first_name": bot.account.first_name,
+        "allowed_updates": bot.allowed_updates,
     }
 
 
