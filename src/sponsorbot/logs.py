@@ -7,6 +7,7 @@ import logging
 import re
 import sys
 from datetime import UTC, datetime
+from typing import Any, TextIO
 
 # A Telegram bot token: the bot's numeric id, a colon, 35 URL-safe characters.
 TOKEN_PATTERN = re.compile(r"\d{3,}:[A-Za-z0-9_-]{35}")
@@ -69,14 +70,35 @@ class TextFormatter(logging.Formatter):
         return mask_tokens(super().format(record))
 
 
-def configure_logging(fmt: str = "text", level: str = "INFO", stream: object = None) -> None:
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of the record.
+
+    Test runners swap stderr and close the swapped stream afterwards; a handler that kept the
+    stream it started with would then fail on every later record.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        """StreamHandler assigns its stream; the current stderr always wins."""
+
+
+def configure_logging(fmt: str = "text", level: str = "INFO", stream: TextIO | None = None) -> None:
     """Install one handler on the root logger with the token mask; replaces earlier handlers."""
     formatter: logging.Formatter = (
         JsonFormatter()
         if fmt == "json"
         else TextFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
     )
-    handler = logging.StreamHandler(stream or sys.stderr)  # type: ignore[arg-type]
+    handler: logging.Handler = (
+        logging.StreamHandler(stream) if stream is not None else _StderrHandler()
+    )
     handler.setFormatter(formatter)
     handler.addFilter(TokenMaskFilter(formatter))
     root = logging.getLogger()

@@ -51,3 +51,16 @@ def test_json_lines_are_masked_too() -> None:
     assert entry["level"] == "ERROR"
     assert TOKEN not in lines[0]
     assert "ValueError" in entry["exc"]
+
+
+def test_default_handler_follows_a_swapped_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A closed stderr from an earlier swap (CliRunner, pytest) must not break later records."""
+    first = io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    configure_logging("text", "INFO")
+    first.close()
+    second = io.StringIO()
+    monkeypatch.setattr("sys.stderr", second)
+    logging.getLogger("swap").info("after the swap %s", TOKEN)
+    assert second.getvalue().endswith("INFO    swap: after the swap <token>\n")
+    assert "Logging error" not in second.getvalue()
