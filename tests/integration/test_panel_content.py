@@ -237,3 +237,27 @@ async def test_the_gate_order_is_posted_and_join_request_options_stay(panel: Pan
     ]
     [changed] = await audit(panel.pool, "gate.changed")
     assert changed["after"] == {"channels": order, "requests_count": [chats[1]]}
+
+
+async def test_channels_ticked_without_an_order_join_the_gate_in_page_order(
+    panel: PanelApp,
+) -> None:
+    bot = await connect(panel)
+    sim: Any = panel.sim
+    owner = await sim.create_user("Owner")
+    chats = []
+    for name in ("alpha_news", "beta_news", "gamma_news", "delta_news", "omega_news"):
+        channel = await sim.create_channel(name, name, owner_id=owner["id"])
+        await sim.make_admin(channel["id"], bot["id"])
+        await attach(panel.engine).channels.add(bot["id"], f"@{name}")
+        chats.append(channel["id"])
+    # As a browser sends it: every row's (empty) order field, the ticked ones in page order.
+    shown = [chats[3], chats[0], chats[4], chats[1]]
+    form: dict[str, Any] = {f"pos_{c}": "" for c in chats}
+    form["gate"] = [str(c) for c in shown]
+    async with client(panel.app) as http:
+        form["csrf"] = await signed_in(panel, http, "editor")
+        answer = await http.post(f"/bots/{bot['id']}/gate", data=form)
+        assert answer.status_code == 303
+    gate = await attach(panel.engine).settings.gate(bot["id"])
+    assert [g["chat_id"] for g in gate] == shown

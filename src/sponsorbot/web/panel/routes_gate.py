@@ -127,7 +127,11 @@ async def channels_check(request: Request, bot_id: int, chat_id: int, viewer: Ed
 async def gate_save(request: Request, bot_id: int, viewer: Edit) -> Response:
     """Save which channels form the gate, in which order, and whether join requests count."""
     form = await request.form()
-    chosen = {int(str(v)) for v in form.getlist("gate") if str(v).lstrip("-").isdigit()}
+    # In page order (dict keys keep it, and drop repeats): channels ticked without an order
+    # number join the gate in the order the owner sees them.
+    chosen = list(
+        dict.fromkeys(int(str(v)) for v in form.getlist("gate") if str(v).lstrip("-").isdigit())
+    )
     counts = {int(str(v)) for v in form.getlist("requests") if str(v).lstrip("-").isdigit()}
 
     def position(chat_id: int) -> float:
