@@ -8,7 +8,9 @@ back as one.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,15 +37,41 @@ ORDER BY s.n
 ENQUEUE = _QUEUED.format(source="")
 # Mark the update done and queue its calls in one statement (one round trip, and atomic on its
 # own when the handler wrote nothing else); the calls are queued only if the mark took.
-DONE_AND_ENQUEUE = f"""
-WITH done AS (
+_DONE = f"""
+done AS (
     UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
                      error = NULL
     WHERE id = $2 AND status = 'processing' AND attempts = $10
     RETURNING id
 ), queued AS ({_QUEUED.format(source="done,")} RETURNING 1)
-SELECT count(*) FROM done
 """
+DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT count(*) FROM done"
+DONE_ARGS = 10
+# With independent writes in front, a lost claim must fail the whole statement: those writes
+# have no other way to know the mark did not take (0005_one_statement_commit.sql).
+LOST_CLAIM = "SB001"
+_LOST_CHECK = "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE sponsorbot_claim_lost() END FROM done"
+_PARAM = re.compile(r"\$(\d+)")
+
+
+def _shifted(sql: str, by: int) -> str:
+    return _PARAM.sub(lambda m: f"${int(m.group(1)) + by}", sql)
+
+
+@functools.lru_cache(maxsize=256)
+def done_with(statements: tuple[str, ...]) -> str:
+    """DONE_AND_ENQUEUE with `statements` in front as data-modifying CTEs: one statement.
+
+    The statements' parameters follow DONE_AND_ENQUEUE's ten, in order. The statements are our
+    own constants (UnitOfWork.write), so the set of combinations, and this cache, stays small.
+    """
+    parts = []
+    offset = DONE_ARGS
+    for i, sql in enumerate(statements):
+        parts.append(f"w{i} AS ({_shifted(sql, offset)})")
+        offset += max((int(n) for n in _PARAM.findall(sql)), default=0)
+    return "WITH " + ", ".join(parts) + ", " + _DONE + _LOST_CHECK
+
 
 PRIORITY_REPLY = 0
 PRIORITY_LATER = 5
@@ -67,6 +95,7 @@ class UnitOfWork:
     bot_id: int
     inbox_id: int | None = None
     writes: list[Write] = field(default_factory=list)
+    statements: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
     calls: list[tuple[int, str, dict[str, Any], int, datetime | None, str | None, str | None]] = (
         field(default_factory=list)
     )
@@ -82,6 +111,17 @@ class UnitOfWork:
             await conn.execute(sql, *args)
 
         self.writes.append(run)
+
+    def write(self, sql: str, *args: Any) -> None:
+        """An INSERT, UPDATE or DELETE that needs none of this update's other writes.
+
+        The worker runs these beside the done mark, in one statement (one round trip, no
+        transaction), after any `execute` and `add` writes. They all see the database as it
+        was before that statement, so two of them must never touch the same row.
+        """
+        if ";" in sql:
+            raise ValueError("one statement, without a semicolon")
+        self.statements.append((sql, args))
 
     def send(
         self,
@@ -112,6 +152,8 @@ class UnitOfWork:
         async with pool.acquire() as conn, conn.transaction():
             for write in self.writes:
                 await write(conn)
+            for sql, args in self.statements:
+                await conn.execute(sql, *args)
             if self.calls:
                 await conn.execute(ENQUEUE, self.bot_id, self.inbox_id, *self.call_arrays())
 

@@ -10,7 +10,14 @@ import asyncpg
 
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
-from sponsorbot.engine.handlers import DONE_AND_ENQUEUE, Context, Registry, UnitOfWork
+from sponsorbot.engine.handlers import (
+    DONE_AND_ENQUEUE,
+    LOST_CLAIM,
+    Context,
+    Registry,
+    UnitOfWork,
+    done_with,
+)
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.telegram import BotApi, scrub
 
@@ -122,17 +129,27 @@ class Worker:
 
     async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> None:
         """The handler's writes, the done mark and its queued calls, atomically."""
-        args = (row.bot_id, row.id, *uow.call_arrays(), row.attempts)
-        if not uow.writes:
-            # One statement is its own transaction: no BEGIN and COMMIT round trips.
-            if await self.pool.fetchval(DONE_AND_ENQUEUE, *args) != 1:
-                raise _LostClaim
-            return
-        async with self.pool.acquire() as conn, conn.transaction():
-            for write in uow.writes:
-                await write(conn)
-            if await conn.fetchval(DONE_AND_ENQUEUE, *args) != 1:
-                raise _LostClaim
+        args = [row.bot_id, row.id, *uow.call_arrays(), row.attempts]
+        sql = DONE_AND_ENQUEUE
+        if uow.statements:
+            sql = done_with(tuple(statement for statement, _ in uow.statements))
+            for _, more in uow.statements:
+                args.extend(more)
+        try:
+            if not uow.writes:
+                # One statement is its own transaction: no BEGIN and COMMIT round trips.
+                if await self.pool.fetchval(sql, *args) != 1:
+                    raise _LostClaim
+                return
+            async with self.pool.acquire() as conn, conn.transaction():
+                for write in uow.writes:
+                    await write(conn)
+                if await conn.fetchval(sql, *args) != 1:
+                    raise _LostClaim
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate == LOST_CLAIM:
+                raise _LostClaim from None
+            raise
 
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
         error = scrub(f"{type(exc).__name__}: {exc}")[:2000]

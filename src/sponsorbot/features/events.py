@@ -1,4 +1,4 @@
-"""Statistics events, gathered during a handler and written in its one transaction."""
+"""Statistics events, gathered during a handler and written with its done mark."""
 
 from __future__ import annotations
 
@@ -41,5 +41,5 @@ class Events:
         if not self.rows:
             return
         kinds, users, contents, chats, data = (list(col) for col in zip(*self.rows, strict=True))
-        uow.execute(INSERT, self.bot_id, kinds, users, contents, chats, data)
+        uow.write(INSERT, self.bot_id, kinds, users, contents, chats, data)
         self.rows = []

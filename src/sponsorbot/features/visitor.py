@@ -2,7 +2,8 @@
 
 Read phase: the bot's configuration (cached), one query for the content and the person's
 open gate, one getChatMember per gate channel, all at once. Write phase: the person, the gate
-state, events and every outgoing call, in the update's one transaction.
+state, events and every outgoing call, committed with the update's done mark; on /start, all in
+that one statement (UnitOfWork.write).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ MAX_ANSWER = 200  # answerCallbackQuery text limit
 
 def seen(uow: UnitOfWork, user: dict[str, Any]) -> None:
     """Upsert the person: last seen, language, not blocked (they just wrote to us)."""
-    uow.execute(SEEN, uow.bot_id, user["id"], user.get("language_code"))
+    uow.write(SEEN, uow.bot_id, user["id"], user.get("language_code"))
 
 
 class Visitor:
@@ -118,13 +119,13 @@ class Visitor:
                 gate_message(missing, row["id"], lang, config),
                 ref=ref,
             )
-            uow.execute(
+            uow.write(
                 SEEN_WITH_GATE, ctx.bot.id, user_id, user.get("language_code"), row["id"], ref, 1
             )
             events.add("gate_shown", user_id, content_id=row["id"], data={"missing": len(missing)})
         else:
             if old_ref:
-                uow.execute(
+                uow.write(
                     SEEN_WITH_GATE, ctx.bot.id, user_id, user.get("language_code"), None, None, 0
                 )
             else:

@@ -1,0 +1,97 @@
+"""The worker's commit: a handler's independent writes ride in the done mark's one statement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+
+from sponsorbot.engine import inbox
+from sponsorbot.engine.handlers import Registry, UnitOfWork
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.worker import Worker, _LostClaim
+from sponsorbot.features.events import INSERT as EVENTS_INSERT
+from sponsorbot.features.visitor import SEEN
+from sponsorbot.telegram import BotApi
+
+BOT = 7
+USER = 4242
+
+
+@pytest.fixture
+async def claimed(pool: asyncpg.Pool) -> inbox.InboxRow:
+    await pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES ($1, 'commit_bot', '', 'xxxx', 'polling', 'p', '')",
+        BOT,
+    )
+    update = {"update_id": 1, "message": {"from": {"id": USER}, "chat": {"id": USER}}}
+    assert await inbox.store_update(pool, BOT, update)
+    [row] = await inbox.claim(pool, [BOT], 1, 60.0)
+    return row
+
+
+def worker(pool: asyncpg.Pool) -> Worker:
+    return Worker(pool, Registry(), Notifier(), BotApi("http://127.0.0.1:9"), dict)
+
+
+def unit(row: inbox.InboxRow, *, with_transaction: bool) -> UnitOfWork:
+    uow = UnitOfWork(BOT, inbox_id=row.id)
+    if with_transaction:
+        uow.execute("UPDATE bots SET username = 'renamed_bot' WHERE id = $1", BOT)
+    uow.write(SEEN, BOT, USER, "fa")
+    uow.write(
+        EVENTS_INSERT,
+        BOT,
+        ["started", "gate_shown"],
+        [USER, USER],
+        [None, None],
+        [None, None],
+        [None, {"missing": 2}],
+    )
+    uow.send(USER, "sendMessage", {"text": "join first"})
+    return uow
+
+
+async def state(pool: asyncpg.Pool) -> dict[str, Any]:
+    return {
+        "status": await pool.fetchval("SELECT status FROM inbox"),
+        "people": await pool.fetch("SELECT user_id, language FROM people"),
+        "events": [r["kind"] for r in await pool.fetch("SELECT kind FROM events ORDER BY id")],
+        "outbox": await pool.fetchval("SELECT count(*) FROM outbox"),
+        "bot": await pool.fetchval("SELECT username FROM bots"),
+    }
+
+
+@pytest.mark.parametrize("with_transaction", [False, True])
+async def test_writes_calls_and_the_done_mark_commit_together(
+    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool
+) -> None:
+    await worker(pool)._commit(claimed, unit(claimed, with_transaction=with_transaction))
+    after = await state(pool)
+    assert after["status"] == "done"
+    assert [(r["user_id"], r["language"]) for r in after["people"]] == [(USER, "fa")]
+    assert after["events"] == ["started", "gate_shown"]
+    assert after["outbox"] == 1
+    assert after["bot"] == ("renamed_bot" if with_transaction else "commit_bot")
+    data = await pool.fetchval("SELECT data FROM events WHERE kind = 'gate_shown'")
+    assert data == {"missing": 2}
+
+
+@pytest.mark.parametrize("with_transaction", [False, True])
+async def test_a_lost_claim_commits_none_of_the_writes(
+    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool
+) -> None:
+    # Our lock expired and another worker claimed the update again (attempt 2).
+    await pool.execute("UPDATE inbox SET attempts = attempts + 1")
+    with pytest.raises(_LostClaim):
+        await worker(pool)._commit(claimed, unit(claimed, with_transaction=with_transaction))
+    after = await state(pool)
+    assert after == {
+        "status": "processing",
+        "people": [],
+        "events": [],
+        "outbox": 0,
+        "bot": "commit_bot",
+    }
