@@ -51,3 +51,49 @@ async def test_a_polled_message_gets_one_reply(
             bot["token"],
         )
         assert token_in_db == 0
+
+
+async def test_replies_skip_the_outbox_read_but_never_overtake_older_rows_of_their_chat(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with simulated_telegram() as tg:
+        bot = await tg.sim.create_bot("handoff_bot")
+        user = await tg.sim.create_user("Ann")
+        settings = make_settings(db_dsn, tg.url, tmp_path)
+        async with running_engine(settings, pool, db_dsn, echo_registry()) as run:
+            added = await run.engine.bots.add(bot["token"], "polling")
+
+            async def bot_texts() -> list[str]:
+                chat = await tg.sim.read_chat(user["id"], "handoff_bot")
+                return [m["text"] for m in chat if m["from"] == "bot"]
+
+            async def sender_ready() -> bool:
+                return added["id"] in run.engine.manager.senders
+
+            await eventually(sender_ready)
+            await tg.sim.send_text(user["id"], "handoff_bot", "one")
+
+            async def first() -> bool:
+                return await bot_texts() == ["echo: one"]
+
+            await eventually(first)
+            # The worker gave the reply to the sender of its own process directly.
+            assert run.engine.manager.senders[added["id"]].handed == 1
+
+            # A row for the same chat queued by someone else, that no sender has read yet: the
+            # next reply must not go out before it.
+            await pool.execute(
+                "INSERT INTO outbox (bot_id, chat_id, method, params)"
+                " VALUES ($1, $2, 'sendMessage', $3)",
+                added["id"],
+                user["id"],
+                {"chat_id": user["id"], "text": "queued elsewhere"},
+            )
+            await tg.sim.send_text(user["id"], "handoff_bot", "two")
+
+            async def all_three() -> bool:
+                return len(await bot_texts()) == 3
+
+            await eventually(all_three)
+        assert await bot_texts() == ["echo: one", "queued elsewhere", "echo: two"]
+        assert await pool.fetchval("SELECT count(*) FROM outbox WHERE status <> 'sent'") == 0

@@ -65,6 +65,7 @@ class Engine:
             lock_s=settings.lock_timeout_s,
             max_attempts=settings.max_attempts,
             retry_base_s=retry_base_s,
+            offer=self.manager.offer,
         )
         self.scheduler = Scheduler(pool, self.leases)
         retention_s = settings.retention_days * 86400

@@ -36,21 +36,32 @@ ORDER BY s.n
 # Queue the calls of one unit of work in one statement, in the order they were asked for.
 ENQUEUE = _QUEUED.format(source="")
 # Mark the update done and queue its calls in one statement (one round trip, and atomic on its
-# own when the handler wrote nothing else); the calls are queued only if the mark took.
+# own when the handler wrote nothing else); the calls are queued only if the mark took. It also
+# returns the new outbox ids, in call order, and the ids of older due rows of the same chats
+# (the statement does not see its own inserts), for the hand-off to a local sender.
 _DONE = f"""
 done AS (
     UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
                      error = NULL
     WHERE id = $2 AND status = 'processing' AND attempts = $10
     RETURNING id
-), queued AS ({_QUEUED.format(source="done,")} RETURNING 1)
+), queued AS ({_QUEUED.format(source="done,")} RETURNING id)
 """
-DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT count(*) FROM done"
+_RESULT = """, ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
+       ARRAY(SELECT o.id FROM outbox o
+             WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($3::bigint[])
+               AND o.not_before <= now()
+             ORDER BY o.id) AS before
+"""
+DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT (SELECT count(*) FROM done) AS done{_RESULT}"
 DONE_ARGS = 10
 # With independent writes in front, a lost claim must fail the whole statement: those writes
 # have no other way to know the mark did not take (0005_one_statement_commit.sql).
 LOST_CLAIM = "SB001"
-_LOST_CHECK = "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE sponsorbot_claim_lost() END FROM done"
+_LOST_CHECK = (
+    "SELECT CASE WHEN (SELECT count(*) FROM done) = 1 THEN 1 ELSE sponsorbot_claim_lost() END"
+    f" AS done{_RESULT}"
+)
 _PARAM = re.compile(r"\$(\d+)")
 
 

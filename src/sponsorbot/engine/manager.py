@@ -13,6 +13,7 @@ import asyncpg
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.poller import Poller
 from sponsorbot.engine.ratelimit import RateLimiter
 from sponsorbot.engine.sender import Sender
@@ -55,8 +56,14 @@ class BotManager:
         self.bots: dict[int, ActiveBot] = {}
         self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self.holding: set[tuple[str, int]] = set()
+        self.senders: dict[int, Sender] = {}
         # Each worker takes at most its share of bots, so senders spread over the workers.
         self.share = 1_000_000
+
+    def offer(self, bot_id: int, rows: list[OutboxRow], before: list[int]) -> bool:
+        """Hand freshly committed outbox rows to this process's sender of the bot, if any."""
+        sender = self.senders.get(bot_id)
+        return sender is not None and sender.offer(rows, before)
 
     def active(self) -> dict[int, ActiveBot]:
         """The active bots, by id (what the claim loop serves)."""
@@ -155,9 +162,10 @@ class BotManager:
 
     async def _run_one(self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event) -> None:
         job: Job
+        sender: Sender | None = None
         if kind == "send":
             limiter = RateLimiter(self.per_bot, self.per_chat)
-            job = Sender(
+            sender = Sender(
                 self.pool,
                 bot,
                 self.api,
@@ -167,7 +175,9 @@ class BotManager:
                 max_attempts=self.max_attempts,
                 lease=(name, self.leases.owner),
                 on_refused=self._refused,
-            ).run
+            )
+            self.senders[bot.info.id] = sender
+            job = sender.run
         else:
             job = Poller(self.pool, bot, self.api, self.notifier, self._refused).run
         # A poll in progress is not interrupted by `lost` by itself: race the two.
@@ -186,6 +196,8 @@ class BotManager:
                         task.cancel()
                 else:
                     task.cancel()
+            if sender is not None and self.senders.get(bot.info.id) is sender:
+                del self.senders[bot.info.id]
             with contextlib.suppress(asyncio.CancelledError):
                 exc = await asyncio.gather(task, return_exceptions=True)
                 if exc and isinstance(exc[0], Exception):

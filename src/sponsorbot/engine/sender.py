@@ -92,6 +92,35 @@ class Sender:
         self._refs: OrderedDict[str, int] = OrderedDict()
         self._batch = BatchRecord([], [], [])
         self._stopping = asyncio.Event()
+        self._lost: asyncio.Event | None = None
+        # Ids handed over while an outbox read is on its way: that read may return them too.
+        self._offered_meanwhile: set[int] | None = None
+        self.handed = 0
+
+    def offer(self, rows: list[OutboxRow], before: list[int]) -> bool:
+        """Take rows a worker of this process just committed, without reading the outbox.
+
+        Refused (the worker wakes us to read them instead) unless every older due row of the
+        same chats (`before`) is already in hand: a chat's messages go out in order.
+        """
+        lost = self._lost
+        if lost is None or lost.is_set() or self._stopping.is_set():
+            return False
+        if len(self._in_hand) + len(rows) > MAX_IN_HAND:
+            return False
+        if any(id_ not in self._in_hand for id_ in before):
+            return False
+        for row in rows:
+            self._take(row)
+            if self._offered_meanwhile is not None:
+                self._offered_meanwhile.add(row.id)
+        self.handed += len(rows)
+        return True
+
+    def _take(self, row: OutboxRow) -> None:
+        self._in_hand.add(row.id)
+        self._queues.setdefault(row.chat_id, deque()).append(row)
+        self._make_ready(row.chat_id)
 
     async def run(self, lost: asyncio.Event) -> None:
         """Warm the connection with getMe, then send until the lease is lost or stopped."""
@@ -99,6 +128,7 @@ class Sender:
         # now, and its limiter died with it: wait one window before the first send (the load
         # test saw 28 in one second at Telegram's side across a hand-over without this).
         self.limiter.pause(self.limiter.window_s)
+        self._lost = lost
         try:
             await self.telegram.get_me()
         except Unauthorized:
@@ -136,6 +166,8 @@ class Sender:
             return True
 
     async def _fetch(self) -> int:
+        meanwhile: set[int] = set()
+        self._offered_meanwhile = meanwhile
         try:
             rows = await outbox.fetch(
                 self.pool, self.bot.info.id, FETCH_LIMIT, list(self._in_hand), self.lease
@@ -143,10 +175,11 @@ class Sender:
         except DB_ERRORS as exc:
             log.warning("bot %s: reading the outbox failed: %s", self.bot.info.id, exc)
             return 0
+        finally:
+            self._offered_meanwhile = None
         for row in rows:
-            self._in_hand.add(row.id)
-            self._queues.setdefault(row.chat_id, deque()).append(row)
-            self._make_ready(row.chat_id)
+            if row.id not in self._in_hand and row.id not in meanwhile:
+                self._take(row)
         if len(rows) == FETCH_LIMIT:
             self.notifier.wake(f"outbox:{self.bot.info.id}", local_only=True)
         return len(rows)

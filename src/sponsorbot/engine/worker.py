@@ -19,11 +19,21 @@ from sponsorbot.engine.handlers import (
     done_with,
 )
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.telegram import BotApi, scrub
 
 log = logging.getLogger(__name__)
 
 INBOX = "inbox"
+
+
+# Hand an update's queued calls to a sender in this process: (bot id, rows, ids of older due
+# rows of the same chats) -> taken. Not taken: the sender is woken to read them from the outbox.
+Offer = Callable[[int, list[OutboxRow], list[int]], bool]
+
+
+def _nobody(_bot_id: int, _rows: list[OutboxRow], _before: list[int]) -> bool:
+    return False
 
 
 class _LostClaim(Exception):
@@ -46,6 +56,7 @@ class Worker:
         max_attempts: int = 8,
         retry_base_s: float = 1.0,
         retry_cap_s: float = 600.0,
+        offer: Offer | None = None,
     ) -> None:
         self.pool = pool
         self.registry = registry
@@ -57,6 +68,7 @@ class Worker:
         self.max_attempts = max_attempts
         self.retry_base_s = retry_base_s
         self.retry_cap_s = retry_cap_s
+        self.offer: Offer = offer or _nobody
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self._threshold = max(1, slots // 4)
         self.handled = 0
@@ -114,7 +126,7 @@ class Worker:
             if handler is not None:
                 ctx = Context(bot.info, self.api.bot(bot.token), self.pool, uow, row.attempts)
                 await handler(row.payload, ctx)
-            await self._commit(row, uow)
+            committed = await self._commit(row, uow)
         except _LostClaim:
             log.warning("update %s of bot %s was taken over; not committing", row.id, row.bot_id)
             return
@@ -125,9 +137,9 @@ class Worker:
             return
         self.handled += 1
         if uow.calls:
-            self.notifier.wake(f"outbox:{row.bot_id}")
+            self._hand_over(row.bot_id, uow, committed)
 
-    async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> None:
+    async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> asyncpg.Record:
         """The handler's writes, the done mark and its queued calls, atomically."""
         args = [row.bot_id, row.id, *uow.call_arrays(), row.attempts]
         sql = DONE_AND_ENQUEUE
@@ -138,18 +150,34 @@ class Worker:
         try:
             if not uow.writes:
                 # One statement is its own transaction: no BEGIN and COMMIT round trips.
-                if await self.pool.fetchval(sql, *args) != 1:
+                result = await self.pool.fetchrow(sql, *args)
+                if result is None or result["done"] != 1:
                     raise _LostClaim
-                return
+                return result
             async with self.pool.acquire() as conn, conn.transaction():
                 for write in uow.writes:
                     await write(conn)
-                if await conn.fetchval(sql, *args) != 1:
+                result = await conn.fetchrow(sql, *args)
+                if result is None or result["done"] != 1:
                     raise _LostClaim
+                return result
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == LOST_CLAIM:
                 raise _LostClaim from None
             raise
+
+    def _hand_over(self, bot_id: int, uow: UnitOfWork, committed: asyncpg.Record) -> None:
+        """Give the queued calls to this process's sender of the bot, or wake whoever sends."""
+        ids: list[int] = committed["ids"]
+        rows = [
+            OutboxRow(id_, chat_id, method, params, ref, uses_ref, 0, None)
+            for id_, (chat_id, method, params, _p, not_before, ref, uses_ref) in zip(
+                ids, uow.calls, strict=True
+            )
+            if not_before is None
+        ]
+        if len(rows) < len(ids) or not self.offer(bot_id, rows, committed["before"]):
+            self.notifier.wake(f"outbox:{bot_id}")
 
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
         error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
