@@ -23,6 +23,11 @@ log = logging.getLogger(__name__)
 
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 LIVE_WORKERS = "SELECT count(*) FROM leases WHERE name LIKE 'worker:%' AND expires_at > now()"
+# Bots whose sender runs in another live worker.
+SENT_ELSEWHERE = """
+SELECT substr(name, 6)::bigint FROM leases
+WHERE name LIKE 'send:%' AND owner <> $1 AND expires_at > now()
+"""
 Job = Callable[[asyncio.Event], Awaitable[None]]
 
 
@@ -54,6 +59,7 @@ class BotManager:
         self.max_attempts = max_attempts
         self.retry_lease_s = retry_lease_s
         self.bots: dict[int, ActiveBot] = {}
+        self.claimable: dict[int, ActiveBot] = {}
         self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self.holding: set[tuple[str, int]] = set()
         self.senders: dict[int, Sender] = {}
@@ -66,14 +72,22 @@ class BotManager:
         return sender is not None and sender.offer(rows, before)
 
     def active(self) -> dict[int, ActiveBot]:
-        """The active bots, by id (what the claim loop serves)."""
-        return self.bots
+        """The bots whose updates this worker claims, by id.
+
+        Every active bot except those whose sender runs in another live worker: that worker
+        claims them, and hands their replies to its sender directly. Nothing is lost by this:
+        one bot's traffic is capped by Telegram (25 messages a second) far below what a worker
+        handles, and a bot whose sender's worker dies comes back here when its lease expires.
+        """
+        return self.claimable
 
     async def refresh(self) -> None:
         """Reload active bots; start and stop senders and pollers to match."""
         bots = {b.info.id: b for b in await self.service.active()}
         self.bots = bots
         await self.leases.acquire(f"worker:{self.leases.owner}")
+        elsewhere = set(r[0] for r in await self.pool.fetch(SENT_ELSEWHERE, self.leases.owner))
+        self.claimable = {i: b for i, b in bots.items() if i not in elsewhere}
         workers = max(1, await self.pool.fetchval(LIVE_WORKERS))
         self.share = max(1, math.ceil(len(bots) / workers))
         wanted: set[tuple[str, int]] = set()
@@ -135,6 +149,7 @@ class BotManager:
     async def _refused(self, bot_id: int) -> None:
         await self.service.mark_token_refused(bot_id)
         self.bots.pop(bot_id, None)
+        self.claimable.pop(bot_id, None)
 
     async def _hold(self, kind: str, bot: ActiveBot) -> None:
         name = f"{kind}:{bot.info.id}"
