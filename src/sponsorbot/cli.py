@@ -248,6 +248,10 @@ def loadtest(
     rtt: Annotated[float, typer.Option(min=0, help="Telegram's round trip, ms.")] = 40,
     workers: Annotated[int, typer.Option(min=1, max=16, help="Worker processes.")] = 1,
     drain: Annotated[float, typer.Option(min=0, help="Seconds to wait for late answers.")] = 30,
+    worker_slots: Annotated[
+        int | None,
+        typer.Option(min=1, max=1024, help="Updates a worker holds at once (default: 32)."),
+    ] = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the figures as JSON here.")
     ] = None,
@@ -262,7 +266,7 @@ def loadtest(
     from sponsorbot.runtime import run_async
 
     configure_logging("text", "WARNING")
-    options = Options(bots, rate, duration, warmup, rtt, workers, drain, plot)
+    options = Options(bots, rate, duration, warmup, rtt, workers, drain, plot, worker_slots)
     figures: dict[str, object] = {}
 
     async def _main() -> None:
@@ -273,6 +277,8 @@ def loadtest(
     except (RuntimeError, PlotUnavailable) as exc:
         raise _fail(f"load test failed: {exc}", 1) from None
     setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
+    if worker_slots is not None:
+        setup += f", {worker_slots} slots"
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)

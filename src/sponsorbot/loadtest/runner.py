@@ -47,9 +47,12 @@ class Options:
     workers: int = 1
     drain: float = 30.0
     plot: Path | None = None
+    worker_slots: int | None = None
 
 
-def _environment(workdir: Path, sim_url: str, api_port: int) -> tuple[dict[str, str], Path | None]:
+def _environment(
+    workdir: Path, sim_url: str, api_port: int, options: Options
+) -> tuple[dict[str, str], Path | None]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
     pgdata: Path | None = None
     if os.environ.get("SPONSORBOT_DATABASE_URL"):
@@ -64,6 +67,8 @@ def _environment(workdir: Path, sim_url: str, api_port: int) -> tuple[dict[str, 
         SPONSORBOT_PUBLIC_URL=f"http://127.0.0.1:{api_port}",
         SPONSORBOT_LOG_LEVEL="WARNING",
     )
+    if options.worker_slots is not None:
+        env["SPONSORBOT_WORKER_SLOTS"] = str(options.worker_slots)
     return env, pgdata
 
 
@@ -112,7 +117,7 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="sponsorbot-loadtest-"))
     sim_port, api_port = free_port(), free_port()
     sim_url = f"http://127.0.0.1:{sim_port}"
-    env, pgdata = _environment(workdir, sim_url, api_port)
+    env, pgdata = _environment(workdir, sim_url, api_port, options)
     cluster = Cluster(workdir, env)
     say(
         f"load test: {options.bots} bots, {options.rate:g}/s for {options.duration:g}s "
