@@ -115,6 +115,9 @@ async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord) -> None:
     """Write a batch of completions, remembered message ids and blocked people at once."""
     done = batch.outcomes
     sent = sum(1 for o in done if o.status == "sent")
+    # One row per key: ON CONFLICT cannot touch a row twice in one statement, and a batch that
+    # fails for it would be retried, and fail, for ever. The latest message id wins.
+    refs = list({ref: (ref, chat, message) for ref, chat, message in batch.refs}.values())
     await pool.execute(
         RECORD,
         bot_id,
@@ -123,9 +126,9 @@ async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord) -> None:
         [o.error for o in done],
         [o.message_id for o in done],
         [o.tries for o in done],
-        [r[0] for r in batch.refs],
-        [r[1] for r in batch.refs],
-        [r[2] for r in batch.refs],
+        [r[0] for r in refs],
+        [r[1] for r in refs],
+        [r[2] for r in refs],
         sorted(set(batch.blocked)),
         sent,
         len(done) - sent,

@@ -42,6 +42,9 @@ MAX_IN_HAND = 2000
 FLUSH_EVERY_S = 0.2
 SHORT_WAIT_S = 0.02
 REFS_KEPT = 50_000
+# Ids finished and recorded lately: a hand-over that arrives after its row was already read
+# from the outbox (and sent) is recognised by these.
+DONE_KEPT = 20_000
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
@@ -93,6 +96,7 @@ class Sender:
         self._batch = BatchRecord([], [], [])
         self._stopping = asyncio.Event()
         self._lost: asyncio.Event | None = None
+        self._done_lately: OrderedDict[int, None] = OrderedDict()
         # Ids handed over while an outbox read is on its way: that read may return them too.
         self._offered_meanwhile: set[int] | None = None
         self.handed = 0
@@ -111,10 +115,13 @@ class Sender:
         if any(id_ not in self._in_hand for id_ in before):
             return False
         for row in rows:
+            # An outbox read that came back before this hand-over may have taken it already.
+            if row.id in self._in_hand or row.id in self._done_lately:
+                continue
             self._take(row)
             if self._offered_meanwhile is not None:
                 self._offered_meanwhile.add(row.id)
-        self.handed += len(rows)
+            self.handed += 1
         return True
 
     def _take(self, row: OutboxRow) -> None:
@@ -178,8 +185,9 @@ class Sender:
         finally:
             self._offered_meanwhile = None
         for row in rows:
-            if row.id not in self._in_hand and row.id not in meanwhile:
-                self._take(row)
+            if row.id in self._in_hand or row.id in meanwhile or row.id in self._done_lately:
+                continue
+            self._take(row)
         if len(rows) == FETCH_LIMIT:
             self.notifier.wake(f"outbox:{self.bot.info.id}", local_only=True)
         return len(rows)
@@ -307,3 +315,6 @@ class Sender:
             return
         for outcome in batch.outcomes:
             self._in_hand.discard(outcome.id)
+            self._done_lately[outcome.id] = None
+        while len(self._done_lately) > DONE_KEPT:
+            self._done_lately.popitem(last=False)
