@@ -1,9 +1,9 @@
 """The handler interface: features register a handler per update kind.
 
 A handler reads first (the database, Telegram membership checks; no transaction open) and
-records its writes in a unit of work. The worker commits those writes in one short transaction
-together with marking the update done, so an update's effects and its replies commit or roll
-back as one.
+records its writes in a unit of work. The worker commits those writes together with marking the
+update done, so an update's effects and its replies commit or roll back as one: in one
+statement when every write is independent (`UnitOfWork.write`), else in one short transaction.
 """
 
 from __future__ import annotations
