@@ -34,6 +34,7 @@ HOURLY = (
 WEEKLY = (0.92, 0.9, 0.95, 1.0, 1.22, 1.32, 1.05)
 LOCAL_OFFSET = timedelta(hours=3, minutes=30)
 
+EVENT_MONTH = "SELECT sponsorbot_events_month($1)"
 EVENT_COLUMNS = ("bot_id", "at", "kind", "user_id", "content_id", "chat_id", "data")
 PEOPLE = """
 INSERT INTO people (bot_id, user_id, first_seen, last_seen, language, blocked_at)
@@ -195,6 +196,12 @@ async def write(
     days = (end - start).total_seconds() / 86_400
     total = 0
     async with conn.transaction():
+        # A month's own partition rather than the default one (0007_events_by_month.sql).
+        month = start
+        while month < end:
+            await conn.execute(EVENT_MONTH, month)
+            month += timedelta(days=28)
+        await conn.execute(EVENT_MONTH, end)
         for bot in bots:
             if not bot.contents:
                 continue

@@ -16,6 +16,7 @@ from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.channels import ChannelService
 from sponsorbot.features.chatupdates import ChatUpdates
 from sponsorbot.features.content import ContentService
+from sponsorbot.features.events import PREPARE_EVERY_S, prepare_months
 from sponsorbot.features.membership import MembershipCache
 from sponsorbot.features.settings import SettingsService
 from sponsorbot.features.texts import language_of, render
@@ -65,6 +66,7 @@ class Features:
         self.engine.scheduler.register(
             "channel_watch", channel_check_every_s, self.channels.recheck_all
         )
+        self.engine.scheduler.register("event_months", PREPARE_EVERY_S, prepare_months)
         self.installed = True
 
     async def on_message(self, update: dict[str, Any], ctx: Context) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import asyncpg
+
 from sponsorbot.engine.handlers import UnitOfWork
 
 INSERT = """
@@ -13,6 +15,18 @@ SELECT $1, e.kind, e.user_id, e.content_id, e.chat_id, e.data
 FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::jsonb[])
      AS e (kind, user_id, content_id, chat_id, data)
 """
+
+# Events are partitioned by month (0007_events_by_month.sql): make this month's and the next
+# one's partitions ahead of time, so new rows never land in the default partition.
+PREPARE_MONTHS = """
+SELECT sponsorbot_events_month(now()), sponsorbot_events_month(now() + interval '1 month')
+"""
+PREPARE_EVERY_S = 6 * 3600.0
+
+
+async def prepare_months(pool: asyncpg.Pool) -> None:
+    """The periodic job that keeps the event partitions ahead of the clock."""
+    await pool.execute(PREPARE_MONTHS)
 
 
 @dataclass(slots=True)
