@@ -14,10 +14,9 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.bots import BotService
-from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.errors import Invalid, NotFound, Refused
-from sponsorbot.telegram import Bot, BotApi, TelegramError
+from sponsorbot.features.service import OwnerService
+from sponsorbot.telegram import Bot, TelegramError
 
 log = logging.getLogger(__name__)
 
@@ -174,19 +173,8 @@ async def inspect(telegram: Bot, bot_id: int, ref: int | str) -> ChannelCheck:
     return from_chat(chat, member)
 
 
-class ChannelService:
+class ChannelService(OwnerService):
     """Add, list, re-check and remove a bot's channels (the owner API and the panel use it)."""
-
-    def __init__(
-        self, pool: asyncpg.Pool, api: BotApi, bots: BotService, config: ConfigCache
-    ) -> None:
-        self.pool = pool
-        self.api = api
-        self.bots = bots
-        self.config = config
-
-    async def _telegram(self, bot_id: int) -> Bot:
-        return self.api.bot(await self.bots.token(bot_id))
 
     async def add(self, bot_id: int, ref: str) -> dict[str, Any]:
         """Resolve, check live and save a channel; refused when a right is missing."""

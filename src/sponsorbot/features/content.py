@@ -14,10 +14,9 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.bots import BotService
-from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused, TooLarge
-from sponsorbot.telegram import BotApi, TelegramError
+from sponsorbot.features.service import OwnerService
+from sponsorbot.telegram import TelegramError
 
 BASE62 = string.ascii_letters + string.digits
 CODE_LENGTH = 12
@@ -111,16 +110,8 @@ def item_of_message(message: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-class ContentService:
+class ContentService(OwnerService):
     """The owner's operations on content (the API and the panel use it)."""
-
-    def __init__(
-        self, pool: asyncpg.Pool, api: BotApi, bots: BotService, config: ConfigCache
-    ) -> None:
-        self.pool = pool
-        self.api = api
-        self.bots = bots
-        self.config = config
 
     async def _username(self, bot_id: int) -> str:
         return str((await self.bots.get(bot_id))["username"])

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import asyncpg
-
-from sponsorbot.engine.bots import BotService
-from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.channels import ensure_invite_link
 from sponsorbot.features.errors import Invalid, NotFound, Refused
+from sponsorbot.features.service import OwnerService
 from sponsorbot.features.texts import DEFAULTS, KEYS, LANGUAGES, placeholders
-from sponsorbot.telegram import BotApi, TelegramError
+from sponsorbot.telegram import TelegramError
 
 GATE = """
 SELECT g.chat_id, g.position, g.request_counts, c.title, c.username, c.status, c.missing
@@ -22,16 +19,8 @@ ENSURE_SETTINGS = "INSERT INTO bot_settings (bot_id) VALUES ($1) ON CONFLICT DO 
 MAX_GATE = 10
 
 
-class SettingsService:
+class SettingsService(OwnerService):
     """The owner's settings of one bot's gate feature."""
-
-    def __init__(
-        self, pool: asyncpg.Pool, api: BotApi, bots: BotService, config: ConfigCache
-    ) -> None:
-        self.pool = pool
-        self.api = api
-        self.bots = bots
-        self.config = config
 
     async def gate(self, bot_id: int) -> list[dict[str, Any]]:
         """The gate's channels in order."""
@@ -60,7 +49,7 @@ class SettingsService:
             )
         private = [(c, r) for c, r in entries if known[c] is None]
         if private:
-            telegram = self.api.bot(await self.bots.token(bot_id))
+            telegram = await self._telegram(bot_id)
             for chat_id, counts in private:
                 # A private channel's link must create join requests when requests count.
                 await ensure_invite_link(self.pool, telegram, bot_id, chat_id, counts)
