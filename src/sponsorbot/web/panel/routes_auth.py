@@ -28,6 +28,7 @@ from sponsorbot.web.panel.web import (
     Viewer,
     actor_of,
     address_of,
+    audit,
     panel_of,
     public,
     redirect,
@@ -269,10 +270,9 @@ async def signout_everywhere(request: Request, viewer: Account) -> Response:
     """End every session of this member, this one included."""
     panel = panel_of(request)
     ended = await accounts.end_all_sessions(panel.pool, viewer.user.id)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "signout.everywhere",
         after={"sessions_ended": ended},
     )

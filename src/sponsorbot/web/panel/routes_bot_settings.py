@@ -11,12 +11,11 @@ from sponsorbot.engine.bots import BotError, BotNotFound
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.texts import DEFAULTS, LANGUAGES, placeholders
 from sponsorbot.telegram import TelegramError
-from sponsorbot.web.panel.audit import record
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_gate import features_of
 from sponsorbot.web.panel.routes_pages import bot_error
-from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render, require
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 ManageBots = Annotated[Viewer, Depends(require("bots"))]
@@ -114,11 +113,9 @@ async def _audit(
     before: dict[str, Any],
     after: dict[str, Any],
 ) -> None:
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         kind,
         f"@{bot['username']}",
         before=before,

@@ -13,11 +13,10 @@ from sponsorbot.engine.bots import BotNotFound
 from sponsorbot.features.content import NewContent, kind_of
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, TooLarge
 from sponsorbot.telegram import TelegramError
-from sponsorbot.web.panel.audit import record
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_gate import channel_error, features_of
 from sponsorbot.web.panel.security import qr_svg
-from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render, require
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 View = Annotated[Viewer, Depends(require("view"))]
@@ -102,11 +101,9 @@ async def content_page(request: Request, bot_id: int, viewer: View) -> Response:
 async def _audit_created(
     request: Request, viewer: Viewer, item: dict[str, Any], new: NewContent
 ) -> None:
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "content.created",
         item["link"],
         after={
@@ -231,11 +228,9 @@ async def content_toggle(request: Request, bot_id: int, content_id: int, viewer:
         after = await contents.update(bot_id, content_id, {"enabled": not before["enabled"]})
     except (FeatureError, BotNotFound):
         return render(request, viewer, "not_found.html", status=404)
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "content.enabled" if after["enabled"] else "content.disabled",
         after["link"],
         before={"enabled": before["enabled"]},
@@ -261,11 +256,9 @@ async def content_options(request: Request, bot_id: int, content_id: int, viewer
     after = await contents.update(bot_id, content_id, changes)
     changed = [k for k in changes if before[k] != after[k]]
     if changed:
-        panel = panel_of(request)
-        await record(
-            panel.pool,
-            panel.config.clock(),
-            actor_of(request, viewer),
+        await audit(
+            request,
+            viewer,
             "content.changed",
             after["link"],
             before={k: before[k] for k in changed},

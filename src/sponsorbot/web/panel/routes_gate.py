@@ -11,9 +11,8 @@ from sponsorbot.engine.bots import BotNotFound
 from sponsorbot.features import Features
 from sponsorbot.features.errors import FeatureError, Invalid, NotFound, Refused
 from sponsorbot.telegram import TelegramError
-from sponsorbot.web.panel.audit import record
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render, require
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 View = Annotated[Viewer, Depends(require("view"))]
@@ -100,11 +99,9 @@ async def channels_add(request: Request, bot_id: int, viewer: Edit) -> Response:
         channel = await features_of(request).channels.add(bot_id, ref)
     except (FeatureError, TelegramError, BotNotFound, OSError) as exc:
         return await _channels_page(request, viewer, bot_id, {"ref": channel_error(exc)}, 422)
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "channel.added",
         channel["title"],
         after={"chat_id": channel["chat_id"], "bot_id": bot_id},
@@ -165,11 +162,9 @@ async def _audit_gate(
 ) -> None:
     if _gate_summary(before) == _gate_summary(after):
         return
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "gate.changed",
         f"bot {bot_id}",
         before=_gate_summary(before),

@@ -19,12 +19,11 @@ from sponsorbot.engine.bots import (
 )
 from sponsorbot.engine.health import bot_status
 from sponsorbot.telegram import TelegramError
-from sponsorbot.web.panel.audit import record
 from sponsorbot.web.panel.i18n import LANGUAGES
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import (
     Viewer,
-    actor_of,
+    audit,
     panel_of,
     redirect,
     render,
@@ -142,10 +141,9 @@ async def bots_add(request: Request, viewer: ManageBots) -> Response:
     except (BotError, TelegramError, OSError) as exc:
         # The token is never echoed back into the form: the owner pastes it again.
         return await _bots_page(request, viewer, {}, {"token": bot_error(exc)}, 422)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "bot.added",
         f"@{bot['username']}",
         after={"id": bot["id"], "username": bot["username"], "mode": bot["mode"], "token": token},
@@ -164,10 +162,9 @@ async def _bot_action(request: Request, viewer: Viewer, bot_id: int, action: str
         return render(request, viewer, "not_found.html", status=404)
     except (BotError, TelegramError, OSError) as exc:
         return await _bots_page(request, viewer, {}, {f"bot-{bot_id}": bot_error(exc)}, 422)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         f"bot.{action}",
         f"@{before['username']}",
         before={"status": before["status"]},
@@ -207,10 +204,9 @@ async def bot_remove(request: Request, bot_id: int, viewer: RemoveBots) -> Respo
         await panel.bots.remove(bot_id)
     except BotNotFound:
         return render(request, viewer, "not_found.html", status=404)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "bot.removed",
         f"@{bot['username']}",
         before={"id": bot["id"], "username": bot["username"], "mode": bot["mode"]},
@@ -262,10 +258,9 @@ async def settings_save(request: Request, viewer: Settings) -> Response:
     )
     changed = {k: v for k, v in values.items() if before.get(k) != v}
     if changed:
-        await record(
-            panel.pool,
-            panel.config.clock(),
-            actor_of(request, viewer),
+        await audit(
+            request,
+            viewer,
             "settings.changed",
             "workspace",
             before={k: before[k] for k in changed},

@@ -22,7 +22,7 @@ from sponsorbot.web.panel.security import (
     recovery_codes,
     totp_uri,
 )
-from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, actor_of, audit, panel_of, redirect, render, require
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 Team = Annotated[Viewer, Depends(require("team"))]
@@ -163,10 +163,9 @@ async def team_role(request: Request, user_id: int, viewer: Team) -> Response:
         return redirect(request, "/team")
     if role != member.role:
         await panel.pool.execute("UPDATE users SET role = $2 WHERE id = $1", user_id, role)
-        await record(
-            panel.pool,
-            panel.config.clock(),
-            actor_of(request, viewer),
+        await audit(
+            request,
+            viewer,
             "team.role_changed",
             member.email,
             before={"role": member.role},

@@ -10,10 +10,9 @@ from fastapi.responses import Response
 from sponsorbot.features import Features
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.tokens import ROLES
-from sponsorbot.web.panel.audit import record
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_team import ROLE_NAMES
-from sponsorbot.web.panel.web import Viewer, actor_of, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, redirect, render, require
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 Manage = Annotated[Viewer, Depends(require("settings"))]
@@ -71,11 +70,9 @@ async def tokens_create(request: Request, viewer: Manage) -> Response:
     except FeatureError:
         errors["name"] = _("Name the token (1 to 100 characters), e.g. after the script using it.")
         return await _page(request, viewer, errors, status=422)
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "token.created",
         name,
         after={"id": row["id"], "role": role, "token": token},
@@ -90,11 +87,9 @@ async def tokens_revoke(request: Request, token_id: int, viewer: Manage) -> Resp
         await _features(request).tokens.revoke(token_id)
     except FeatureError:
         return render(request, viewer, "not_found.html", status=404)
-    panel = panel_of(request)
-    await record(
-        panel.pool,
-        panel.config.clock(),
-        actor_of(request, viewer),
+    await audit(
+        request,
+        viewer,
         "token.revoked",
         str(token_id),
     )

@@ -24,7 +24,7 @@ from sponsorbot.engine.bots import BotService
 from sponsorbot.features.content import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.accounts import LockoutPolicy, Session, User, load_session
-from sponsorbot.web.panel.audit import Actor
+from sponsorbot.web.panel.audit import Actor, record
 from sponsorbot.web.panel.security import same
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -140,6 +140,21 @@ def actor_of(request: Request, viewer: Viewer) -> Actor:
     """The audit log's 'who' for a signed-in member."""
     user = viewer.user
     return Actor(user.id, f"{user.name} <{user.email}>", address_of(request))
+
+
+async def audit(
+    request: Request,
+    viewer: Viewer,
+    kind: str,
+    target: str | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> None:
+    """Write a signed-in member's change to the audit log, at the panel's clock."""
+    panel = panel_of(request)
+    await record(
+        panel.pool, panel.config.clock(), actor_of(request, viewer), kind, target, before, after
+    )
 
 
 async def _viewer(request: Request) -> Viewer:
