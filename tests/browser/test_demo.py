@@ -16,24 +16,15 @@ import psutil
 import pytest
 
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.processes import free_port
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 READY_WITHIN_S = 30.0
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason=f"Debian's chromium is not installed at {CHROMIUM}"
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

@@ -25,27 +25,18 @@ from sponsorbot.db.database import Database
 from sponsorbot.features import install
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig, announce_setup_code
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.integration.test_panel_roles import POLICY, PUBLIC, concrete
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
 from tests.processes import free_port
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PERSIAN_DIGITS = set("۰۱۲۳۴۵۶۷۸۹")
 PASSWORD = "a long owner password"
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason=f"Debian's chromium is not installed at {CHROMIUM}"
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

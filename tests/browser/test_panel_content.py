@@ -13,15 +13,14 @@ import asyncpg
 import pytest
 
 from sponsorbot.web.panel.security import qr_svg
-from tests.browser.test_panel import CHROMIUM, CHROMIUM_ARGS, SHOTS, serve
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
+from tests.browser.test_panel import SHOTS, serve
 from tests.integration.panel_kit import PASSWORD, add_member
 from tests.kit import eventually
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason=f"Debian's chromium is not installed at {CHROMIUM}"
-    ),
+    NEEDS_CHROMIUM,
 ]
 UPLOAD_BYTES = 1_500_000
 UPLOAD_RATE = 1_000_000  # bytes a second, so the bar has time to move

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,22 +11,12 @@ from aiohttp import web
 
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.simulator.server import create_app
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.processes import free_port
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason=f"Debian's chromium is not installed at {CHROMIUM}"
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
-import pytest
 
 from sponsorbot.features import attach
 from sponsorbot.features.content import NewContent
-from tests.integration.panel_kit import PanelApp, add_member, client, csrf_of, panel_app, sign_in
-
-
-@pytest.fixture
-async def panel(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
-    async with panel_app(pool, db_dsn, tmp_path) as app:
-        yield app
+from tests.integration.panel_kit import PanelApp, add_member, client, csrf_of, sign_in
 
 
 async def connect(panel: PanelApp) -> dict[str, Any]:

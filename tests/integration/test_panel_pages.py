@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
-
-import asyncpg
-import pytest
 
 from sponsorbot.features.tokens import token_hash
 from tests.integration.panel_kit import (
@@ -17,15 +12,8 @@ from tests.integration.panel_kit import (
     add_member,
     client,
     csrf_of,
-    panel_app,
     sign_in,
 )
-
-
-@pytest.fixture
-async def panel(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
-    async with panel_app(pool, db_dsn, tmp_path) as app:
-        yield app
 
 
 async def test_an_invitation_link_makes_a_member_with_its_role_once(panel: PanelApp) -> None:

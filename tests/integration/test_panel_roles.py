@@ -8,18 +8,15 @@ walk, because each request is really made.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-import asyncpg
-import pytest
 from fastapi.routing import APIRoute
 
 from sponsorbot.web.panel.accounts import start_session
 from sponsorbot.web.panel.security import digest
 from sponsorbot.web.panel.web import SESSION_COOKIE
-from tests.integration.panel_kit import PanelApp, add_member, client, panel_app
+from tests.integration.panel_kit import PanelApp, add_member, client
 
 ROLES = ("owner", "admin", "editor", "analyst")
 PUBLIC = "public"
@@ -77,12 +74,6 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/account/two-step"): EVERYONE,
     ("POST", "/account/two-step/off"): EVERYONE,
 }
-
-
-@pytest.fixture
-async def panel(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
-    async with panel_app(pool, db_dsn, tmp_path) as app:
-        yield app
 
 
 def api_routes(routes: list[Any]) -> Iterator[APIRoute]:

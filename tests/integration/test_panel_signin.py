@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,15 +18,8 @@ from tests.integration.panel_kit import (
     add_member,
     client,
     csrf_of,
-    panel_app,
     sign_in,
 )
-
-
-@pytest.fixture
-async def panel(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
-    async with panel_app(pool, db_dsn, tmp_path) as app:
-        yield app
 
 
 def _setup_form(csrf: str, code: str, **extra: str) -> dict[str, str]:
