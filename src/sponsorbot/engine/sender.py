@@ -42,8 +42,8 @@ MAX_IN_HAND = 2000
 FLUSH_EVERY_S = 0.2
 SHORT_WAIT_S = 0.02
 REFS_KEPT = 50_000
-# Ids finished and recorded lately: a hand-over that arrives after its row was already read
-# from the outbox (and sent) is recognised by these.
+# Ids finished and recorded lately: a hand-over and an outbox read that both bring one row, in
+# either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
 DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -97,8 +97,6 @@ class Sender:
         self._stopping = asyncio.Event()
         self._lost: asyncio.Event | None = None
         self._done_lately: OrderedDict[int, None] = OrderedDict()
-        # Ids handed over while an outbox read is on its way: that read may return them too.
-        self._offered_meanwhile: set[int] | None = None
         self.handed = 0
 
     def offer(self, rows: list[OutboxRow], before: list[int]) -> bool:
@@ -119,8 +117,6 @@ class Sender:
             if row.id in self._in_hand or row.id in self._done_lately:
                 continue
             self._take(row)
-            if self._offered_meanwhile is not None:
-                self._offered_meanwhile.add(row.id)
             self.handed += 1
         return True
 
@@ -173,8 +169,6 @@ class Sender:
             return True
 
     async def _fetch(self) -> int:
-        meanwhile: set[int] = set()
-        self._offered_meanwhile = meanwhile
         try:
             rows = await outbox.fetch(
                 self.pool, self.bot.info.id, FETCH_LIMIT, list(self._in_hand), self.lease
@@ -182,10 +176,9 @@ class Sender:
         except DB_ERRORS as exc:
             log.warning("bot %s: reading the outbox failed: %s", self.bot.info.id, exc)
             return 0
-        finally:
-            self._offered_meanwhile = None
         for row in rows:
-            if row.id in self._in_hand or row.id in meanwhile or row.id in self._done_lately:
+            # Handed over while this read was on its way: in hand still, or finished lately.
+            if row.id in self._in_hand or row.id in self._done_lately:
                 continue
             self._take(row)
         if len(rows) == FETCH_LIMIT:
