@@ -14,7 +14,7 @@ from aiohttp import web
 
 from sponsorbot.config import Settings
 from sponsorbot.engine.core import Engine
-from sponsorbot.engine.handlers import Registry
+from sponsorbot.engine.routing import Router
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.simulator.server import create_app
 from tests.processes import free_port
@@ -32,13 +32,17 @@ class Telegram:
 
 @contextlib.asynccontextmanager
 async def simulated_telegram(**options: Any) -> AsyncIterator[Telegram]:
-    """Start the simulator on a free loopback port for the duration of the block."""
+    """Start the simulator on a free loopback port for the duration of the block.
+
+    The one simulator starter of the tests: it binds port 0 and reads the port back, so two
+    starts never race for a port.
+    """
     options.setdefault("seed", 11)
     options.setdefault("webhook_retry_base", 0.05)
     runner = web.AppRunner(create_app(**options), access_log=None, shutdown_timeout=0.5)
     await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    port = runner.addresses[0][1]
     url = f"http://127.0.0.1:{port}"
     client = SimulatorClient(url)
     try:
@@ -82,13 +86,13 @@ async def running_engine(
     settings: Settings,
     pool: asyncpg.Pool,
     dsn: str,
-    registry: Registry | None = None,
+    router: Router | None = None,
     *,
     worker: bool = True,
     retry_base_s: float = 0.02,
 ) -> AsyncIterator[RunningEngine]:
     """An engine on the test's database; the worker role runs unless `worker=False`."""
-    engine = Engine(settings, pool, dsn, registry, retry_base_s=retry_base_s)
+    engine = Engine(settings, pool, dsn, router, retry_base_s=retry_base_s)
     stop = asyncio.Event()
     engine.listen()
     task = asyncio.create_task(engine.run_worker(stop)) if worker else None

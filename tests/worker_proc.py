@@ -12,7 +12,8 @@ import os
 from typing import Any
 
 from sponsorbot.config import Role, load_settings
-from sponsorbot.engine.handlers import Context, Registry
+from sponsorbot.engine.routing import Router
+from sponsorbot.engine.unit import Context
 from sponsorbot.logs import configure_logging
 from sponsorbot.runtime import run_async, run_roles
 
@@ -30,33 +31,32 @@ CREATE TABLE IF NOT EXISTS test_record (
 """
 
 
-def registry() -> Registry:
+def router() -> Router:
     """A handler for messages that records them and may reply."""
     delay = float(os.environ.get("TEST_DELAY_S", "0"))
     reply = os.environ.get("TEST_REPLY") == "1"
     pid = os.getpid()
-    reg = Registry()
+    recording = Router("recording")
 
-    async def record(update: dict[str, Any], ctx: Context) -> None:
+    @recording.message()
+    async def record(message: dict[str, Any], ctx: Context) -> None:
         if delay:
             await asyncio.sleep(delay)
-        message = update["message"]
         chat = message["chat"]["id"]
-        ctx.uow.execute(
-            RECORD, ctx.bot.id, message["from"]["id"], update["update_id"], pid, ctx.attempt
+        ctx.uow.write_in_order(
+            RECORD, ctx.bot.id, message["from"]["id"], ctx.update_id, pid, ctx.attempt
         )
         if reply:
-            ctx.uow.send(chat, "sendMessage", {"text": f"reply to {update['update_id']}"})
+            ctx.uow.send(chat, "sendMessage", {"text": f"reply to {ctx.update_id}"})
 
-    reg.register("message", record)
-    return reg
+    return recording
 
 
 def main() -> None:
     """Run the worker role until SIGTERM."""
     settings = load_settings()
     configure_logging(settings.log_format, settings.log_level)
-    run_async(run_roles(settings, frozenset([Role.WORKER]), registry()))
+    run_async(run_roles(settings, frozenset([Role.WORKER]), router()))
 
 
 if __name__ == "__main__":

@@ -7,19 +7,19 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.handlers import Context, Registry
+from sponsorbot.engine.routing import Router
+from sponsorbot.engine.unit import Context
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
 
 
-def echo_registry() -> Registry:
-    registry = Registry()
+def echo_router() -> Router:
+    router = Router("echo")
 
-    async def echo(update: dict[str, Any], ctx: Context) -> None:
-        message = update["message"]
+    @router.message()
+    async def echo(message: dict[str, Any], ctx: Context) -> None:
         ctx.uow.send(message["chat"]["id"], "sendMessage", {"text": f"echo: {message['text']}"})
 
-    registry.register("message", echo)
-    return registry
+    return router
 
 
 async def test_a_polled_message_gets_one_reply(
@@ -29,7 +29,7 @@ async def test_a_polled_message_gets_one_reply(
         bot = await tg.sim.create_bot("echo_bot")
         user = await tg.sim.create_user("Ann", language_code="en")
         settings = make_settings(db_dsn, tg.url, tmp_path)
-        async with running_engine(settings, pool, db_dsn, echo_registry()) as run:
+        async with running_engine(settings, pool, db_dsn, echo_router()) as run:
             added = await run.engine.bots.add(bot["token"], "polling")
             assert added["username"] == "echo_bot"
             assert added["token_tail"] == bot["token"][-4:]
@@ -60,7 +60,7 @@ async def test_replies_skip_the_outbox_read_but_never_overtake_older_rows_of_the
         bot = await tg.sim.create_bot("handoff_bot")
         user = await tg.sim.create_user("Ann")
         settings = make_settings(db_dsn, tg.url, tmp_path)
-        async with running_engine(settings, pool, db_dsn, echo_registry()) as run:
+        async with running_engine(settings, pool, db_dsn, echo_router()) as run:
             added = await run.engine.bots.add(bot["token"], "polling")
 
             async def bot_texts() -> list[str]:

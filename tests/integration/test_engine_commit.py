@@ -8,11 +8,12 @@ import asyncpg
 import pytest
 
 from sponsorbot.engine import inbox
-from sponsorbot.engine.handlers import Registry, UnitOfWork
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.routing import Router
+from sponsorbot.engine.unit import UnitOfWork
 from sponsorbot.engine.worker import Worker, _LostClaim
-from sponsorbot.features.events import INSERT as EVENTS_INSERT
-from sponsorbot.features.visitor import SEEN
+from sponsorbot.features.people import SEEN
+from sponsorbot.features.stats.events import INSERT as EVENTS_INSERT
 from sponsorbot.telegram import BotApi
 
 BOT = 7
@@ -33,15 +34,15 @@ async def claimed(pool: asyncpg.Pool) -> inbox.InboxRow:
 
 
 def worker(pool: asyncpg.Pool) -> Worker:
-    return Worker(pool, Registry(), Notifier(), BotApi("http://127.0.0.1:9"), dict)
+    return Worker(pool, Router(), Notifier(), BotApi("http://127.0.0.1:9"), dict)
 
 
 def unit(row: inbox.InboxRow, *, with_transaction: bool) -> UnitOfWork:
     uow = UnitOfWork(BOT, inbox_id=row.id)
     if with_transaction:
-        uow.execute("UPDATE bots SET username = 'renamed_bot' WHERE id = $1", BOT)
-    uow.write(SEEN, BOT, USER, "fa")
-    uow.write(
+        uow.write_in_order("UPDATE bots SET username = 'renamed_bot' WHERE id = $1", BOT)
+    uow.write_alone(SEEN, BOT, USER, "fa")
+    uow.write_alone(
         EVENTS_INSERT,
         BOT,
         ["started", "gate_shown"],

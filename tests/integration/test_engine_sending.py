@@ -8,7 +8,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.handlers import UnitOfWork
+from sponsorbot.engine.unit import UnitOfWork
 from tests.kit import Telegram, eventually, make_settings, running_engine, simulated_telegram
 
 

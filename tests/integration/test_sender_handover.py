@@ -8,11 +8,11 @@ import asyncpg
 
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import ActiveBot
-from sponsorbot.engine.handlers import BotInfo
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.ratelimit import RateLimiter
 from sponsorbot.engine.sender import Sender
+from sponsorbot.engine.unit import BotInfo
 from sponsorbot.telegram import BotApi
 
 TOKEN = "123456:" + "A" * 35

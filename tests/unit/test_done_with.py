@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sponsorbot.engine.handlers import DONE_ARGS, UnitOfWork, done_with
+from sponsorbot.engine.inbox import DONE_ARGS, done_with
+from sponsorbot.engine.unit import UnitOfWork
 
 PARAM = re.compile(r"\$(\d+)")
 
@@ -39,4 +40,4 @@ def test_a_lost_claim_fails_the_statement() -> None:
 
 def test_write_takes_one_statement_only() -> None:
     with pytest.raises(ValueError, match="semicolon"):
-        UnitOfWork(1).write("DELETE FROM t; DELETE FROM u")
+        UnitOfWork(1).write_alone("DELETE FROM t; DELETE FROM u")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 import asyncpg
 
 from sponsorbot.config import Settings
 from sponsorbot.db.embedded import EmbeddedPostgres
+from sponsorbot.db.migrate import migrate as apply_migrations
 from sponsorbot.db.pool import connect, create_pool
 
 log = logging.getLogger(__name__)
@@ -21,6 +24,7 @@ class Database:
         self.dsn = dsn
         self.pool = pool
         self.embedded = embedded
+        self.applied: list[int] = []
 
     @classmethod
     async def open(cls, settings: Settings, role: str) -> Database:
@@ -58,3 +62,24 @@ class Database:
             self.pool.terminate()
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.release)
+
+
+@contextlib.asynccontextmanager
+async def open_database(
+    settings: Settings, role: str, *, migrate: bool = True
+) -> AsyncIterator[Database]:
+    """The database of a command or role, migrated first unless told not to; closed after.
+
+    What the migration applied is in `db.applied`.
+    """
+    db = await Database.open(settings, role)
+    try:
+        if migrate:
+            conn = await db.connect(f"{role}-migrate")
+            try:
+                db.applied = await apply_migrations(conn)
+            finally:
+                await conn.close()
+        yield db
+    finally:
+        await db.close()

@@ -5,15 +5,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.handlers import BotInfo
 from sponsorbot.engine.notify import Notifier
-from sponsorbot.engine.tokens import TokenBox, TokenError, bot_id_of, tail
-from sponsorbot.engine.updates import ALLOWED_UPDATES
+from sponsorbot.engine.token_box import TokenBox, TokenError, bot_id_of, tail
+from sponsorbot.engine.unit import BotInfo
 from sponsorbot.telegram import BotApi, TelegramError, Unauthorized
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,12 @@ class BotService:
         box: TokenBox,
         public_url: str | None,
         notifier: Notifier | None = None,
+        *,
+        allowed_updates: Callable[[], list[str]] = list,
     ) -> None:
         self.pool = pool
+        # What the features handle, asked for when a webhook is set and on every poll.
+        self.allowed_updates = allowed_updates
         self.api = api
         self.box = box
         self.public_url = public_url
@@ -141,7 +145,7 @@ class BotService:
             await telegram.set_webhook(
                 f"{self.public_url}/tg/{path}",
                 secret_token=secret,
-                allowed_updates=list(ALLOWED_UPDATES),
+                allowed_updates=self.allowed_updates(),
                 max_connections=40,
             )
         else:

@@ -11,12 +11,13 @@ import asyncpg
 from sponsorbot.config import Settings
 from sponsorbot.engine import janitor
 from sponsorbot.engine.bots import BotService
-from sponsorbot.engine.handlers import Registry
+from sponsorbot.engine.intake import Intake
 from sponsorbot.engine.leases import Leases, new_owner
 from sponsorbot.engine.manager import BotManager
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.routing import Router
 from sponsorbot.engine.scheduler import Scheduler
-from sponsorbot.engine.tokens import TokenBox
+from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.engine.worker import Worker
 from sponsorbot.telegram import BotApi
 
@@ -31,18 +32,25 @@ class Engine:
         settings: Settings,
         pool: asyncpg.Pool,
         dsn: str,
-        registry: Registry | None = None,
+        router: Router | None = None,
         *,
         retry_base_s: float = 1.0,
     ) -> None:
         self.settings = settings
         self.pool = pool
-        self.registry = registry or Registry()
+        # Features include their routers into this one before the roles start.
+        self.router = router or Router()
         self.api = BotApi(settings.telegram_api)
         self.notifier = Notifier(pool, dsn)
         self.bots = BotService(
-            pool, self.api, TokenBox(settings.secret()), settings.public_url, self.notifier
+            pool,
+            self.api,
+            TokenBox(settings.secret()),
+            settings.public_url,
+            self.notifier,
+            allowed_updates=self.router.kinds,
         )
+        self.intake = Intake(pool, self.notifier)
         self.leases = Leases(pool, new_owner(), settings.lease_s)
         self.manager = BotManager(
             pool,
@@ -57,7 +65,7 @@ class Engine:
         )
         self.worker = Worker(
             pool,
-            self.registry,
+            self.router,
             self.notifier,
             self.api,
             self.manager.active,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
+from sponsorbot.engine.outbox import ENQUEUE_IF_DONE
 from sponsorbot.engine.updates import classify
 
 INSERT = """
@@ -70,8 +73,59 @@ RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
           inbox.payload, inbox.attempts, inbox.received_at
 """
 
-# Marking done is DONE_AND_ENQUEUE in handlers.py. Both are guarded by attempts: if our lock
-# expired and another worker took the row, nothing matches, and our writes roll back.
+# Marking done (DONE_AND_ENQUEUE) and failed are both guarded by attempts: if our lock expired
+# and another worker took the row, nothing matches, and our writes roll back.
+
+# Mark the update done and queue its calls in one statement (one round trip, and atomic on its
+# own when the handler wrote nothing else); the calls are queued only if the mark took. It also
+# returns the new outbox ids, in call order, and the ids of older due rows of the same chats
+# (the statement does not see its own inserts), for the hand-off to a local sender.
+_DONE = f"""
+done AS (
+    UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
+                     error = NULL
+    WHERE id = $2 AND status = 'processing' AND attempts = $10
+    RETURNING id
+), queued AS ({ENQUEUE_IF_DONE} RETURNING id)
+"""
+_RESULT = """, ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
+       ARRAY(SELECT o.id FROM outbox o
+             WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($3::bigint[])
+               AND o.not_before <= now()
+             ORDER BY o.id) AS before
+"""
+DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT (SELECT count(*) FROM done) AS done{_RESULT}"
+DONE_ARGS = 10
+# With independent writes in front, a lost claim must fail the whole statement: those writes
+# have no other way to know the mark did not take (0005_one_statement_commit.sql).
+LOST_CLAIM = "SB001"
+_LOST_CHECK = (
+    "SELECT CASE WHEN (SELECT count(*) FROM done) = 1 THEN 1 ELSE sponsorbot_claim_lost() END"
+    f" AS done{_RESULT}"
+)
+_PARAM = re.compile(r"\$(\d+)")
+
+
+def _shifted(sql: str, by: int) -> str:
+    return _PARAM.sub(lambda m: f"${int(m.group(1)) + by}", sql)
+
+
+@functools.lru_cache(maxsize=256)
+def done_with(statements: tuple[str, ...]) -> str:
+    """DONE_AND_ENQUEUE with `statements` in front as data-modifying CTEs: one statement.
+
+    The statements' parameters follow DONE_AND_ENQUEUE's ten, in order. The statements are our
+    own constants (UnitOfWork.write_alone), so the set of combinations, and this cache, stays
+    small.
+    """
+    parts = []
+    offset = DONE_ARGS
+    for i, sql in enumerate(statements):
+        parts.append(f"w{i} AS ({_shifted(sql, offset)})")
+        offset += max((int(n) for n in _PARAM.findall(sql)), default=0)
+    return "WITH " + ", ".join(parts) + ", " + _DONE + _LOST_CHECK
+
+
 MARK_FAILED = """
 UPDATE inbox SET status = CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END,
                  next_attempt_at = now() + make_interval(secs => $4),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from sponsorbot.engine.conversation import PURGE as PURGE_CONVERSATIONS
+
 BATCH = 1000
 
 DELETE_INBOX = """
@@ -44,4 +46,5 @@ async def clean(pool: asyncpg.Pool, retention_s: float, max_batches: int = 50) -
                 break
     await pool.execute(DELETE_STATS)
     await pool.execute(DELETE_LEASES)
+    await pool.execute(PURGE_CONVERSATIONS)
     return total

@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
+from sponsorbot.db.errors import DB_ERRORS
+
 log = logging.getLogger(__name__)
 
 ACQUIRE = """
@@ -63,7 +65,7 @@ class Leases:
                 await asyncio.sleep(self.duration_s / 3)
                 try:
                     ok = await self.acquire(name)
-                except (OSError, asyncpg.PostgresError) as exc:
+                except DB_ERRORS as exc:
                     log.warning("renewing lease %s failed: %s", name, exc)
                     ok = await self._holds_quietly(name)
                 if not ok:
@@ -77,11 +79,11 @@ class Leases:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            with contextlib.suppress(*DB_ERRORS):
                 await self.release(name)
 
     async def _holds_quietly(self, name: str) -> bool:
         try:
             return await self.holds(name)
-        except (OSError, asyncpg.PostgresError):
+        except DB_ERRORS:
             return False

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
+from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
@@ -21,7 +22,6 @@ from sponsorbot.telegram import BotApi
 
 log = logging.getLogger(__name__)
 
-DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 LIVE_WORKERS = "SELECT count(*) FROM leases WHERE name LIKE 'worker:%' AND expires_at > now()"
 # Bots whose sender runs in another live worker.
 SENT_ELSEWHERE = """
@@ -194,7 +194,14 @@ class BotManager:
             self.senders[bot.info.id] = sender
             job = sender.run
         else:
-            job = Poller(self.pool, bot, self.api, self.notifier, self._refused).run
+            job = Poller(
+                self.pool,
+                bot,
+                self.api,
+                self.notifier,
+                self._refused,
+                allowed_updates=self.service.allowed_updates,
+            ).run
         # A poll in progress is not interrupted by `lost` by itself: race the two.
         task = asyncio.create_task(job(lost))
         watcher = asyncio.create_task(lost.wait())

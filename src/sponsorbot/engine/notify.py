@@ -16,6 +16,8 @@ import secrets
 
 import asyncpg
 
+from sponsorbot.db.errors import DB_ERRORS
+
 log = logging.getLogger(__name__)
 
 CHANNEL = "sponsorbot"
@@ -82,7 +84,7 @@ class Notifier:
             return
         try:
             await self._pool.execute(NOTIFY_MANY, CHANNEL, self._me, keys)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except DB_ERRORS as exc:
             log.debug("notify failed (polling covers it): %s", exc)
 
     async def listen(self) -> None:
@@ -94,7 +96,7 @@ class Notifier:
                 conn = await asyncpg.connect(
                     self._dsn, server_settings={"application_name": "sponsorbot-listen"}
                 )
-            except (OSError, asyncpg.PostgresError) as exc:
+            except DB_ERRORS as exc:
                 log.warning("cannot listen for wake-ups (polling only): %s", exc)
                 await asyncio.sleep(5)
                 continue

@@ -7,6 +7,20 @@ from typing import Any
 
 import asyncpg
 
+_QUEUED = """
+INSERT INTO outbox (bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id)
+SELECT $1, s.chat_id, s.method, s.params, s.priority, COALESCE(s.not_before, now()), s.ref,
+       s.uses_ref, $2
+FROM {source} unnest($3::bigint[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[],
+                     $8::text[], $9::text[]) WITH ORDINALITY
+     AS s (chat_id, method, params, priority, not_before, ref, uses_ref, n)
+ORDER BY s.n
+"""
+# Queue the calls of one unit of work in one statement, in the order they were asked for.
+ENQUEUE = _QUEUED.format(source="")
+# The same, after a CTE named `done` (inbox.DONE_AND_ENQUEUE): queued only if the mark took.
+ENQUEUE_IF_DONE = _QUEUED.format(source="done,")
+
 FETCH = """
 SELECT o.id, o.chat_id, o.method, o.params, o.ref, o.uses_ref, o.attempts,
        r.message_id AS ref_message_id

@@ -13,7 +13,7 @@ import asyncpg
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.inbox import store_updates
 from sponsorbot.engine.notify import Notifier
-from sponsorbot.engine.updates import ALLOWED_UPDATES, MalformedUpdate, classify
+from sponsorbot.engine.updates import MalformedUpdate, classify
 from sponsorbot.telegram import BotApi, Conflict, TelegramError, Unauthorized
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,8 @@ class Poller:
         notifier: Notifier,
         on_refused: Callable[[int], Awaitable[None]],
         poll_timeout_s: int = POLL_TIMEOUT_S,
+        *,
+        allowed_updates: Callable[[], list[str]] = list,
     ) -> None:
         self.pool = pool
         self.bot = bot
@@ -50,6 +52,7 @@ class Poller:
         self.notifier = notifier
         self.on_refused = on_refused
         self.poll_timeout_s = poll_timeout_s
+        self.allowed_updates = allowed_updates
 
     async def run(self, lost: asyncio.Event) -> None:
         """Poll until the lease is lost (the caller cancels a poll in progress)."""
@@ -61,7 +64,7 @@ class Poller:
                 updates = await self.telegram.get_updates(
                     offset=offset or None,
                     timeout=self.poll_timeout_s,
-                    allowed_updates=list(ALLOWED_UPDATES),
+                    allowed_updates=self.allowed_updates(),
                 )
             except Unauthorized:
                 await self.on_refused(bot_id)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.leases import HOLDS
@@ -45,7 +46,6 @@ REFS_KEPT = 50_000
 # Ids finished and recorded lately: a hand-over and an outbox read that both bring one row, in
 # either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
-DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 @dataclass(slots=True)

@@ -5,16 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# The update kinds the engine asks Telegram for, in allowed_updates.
-ALLOWED_UPDATES = (
-    "message",
-    "edited_message",
-    "callback_query",
-    "chat_member",
-    "my_chat_member",
-    "chat_join_request",
-)
-
 
 class MalformedUpdate(ValueError):
     """The body is not a Telegram update (no integer update_id)."""

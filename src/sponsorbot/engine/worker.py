@@ -8,18 +8,14 @@ from collections.abc import Callable
 
 import asyncpg
 
+from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
-from sponsorbot.engine.handlers import (
-    DONE_AND_ENQUEUE,
-    LOST_CLAIM,
-    Context,
-    Registry,
-    UnitOfWork,
-    done_with,
-)
+from sponsorbot.engine.inbox import DONE_AND_ENQUEUE, LOST_CLAIM, done_with
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
+from sponsorbot.engine.routing import Router
+from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
 from sponsorbot.telegram import BotApi, scrub
 
 log = logging.getLogger(__name__)
@@ -46,7 +42,7 @@ class Worker:
     def __init__(
         self,
         pool: asyncpg.Pool,
-        registry: Registry,
+        router: Router,
         notifier: Notifier,
         api: BotApi,
         bots: Callable[[], dict[int, ActiveBot]],
@@ -59,7 +55,7 @@ class Worker:
         offer: Offer | None = None,
     ) -> None:
         self.pool = pool
-        self.registry = registry
+        self.router = router
         self.notifier = notifier
         self.api = api
         self.bots = bots
@@ -102,7 +98,7 @@ class Worker:
         bots = self.bots()
         try:
             rows = await inbox.claim(self.pool, list(bots), free, self.lock_s)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except DB_ERRORS as exc:
             log.warning("claim failed, trying again shortly: %s", exc)
             await asyncio.sleep(1)
             return 0
@@ -122,10 +118,12 @@ class Worker:
         try:
             if bot is None:
                 raise RuntimeError("the bot is not active in this worker")
-            handler = self.registry.get(row.kind)
-            if handler is not None:
-                ctx = Context(bot.info, self.api.bot(bot.token), self.pool, uow, row.attempts)
-                await handler(row.payload, ctx)
+            if self.router.handles(row.kind):
+                telegram = self.api.bot(bot.token)
+                ctx = Context(
+                    bot.info, telegram, self.pool, uow, row.attempts, row.chat_key, row.update_id
+                )
+                await self.router.dispatch(row.kind, row.payload, ctx)
             committed = await self._commit(row, uow)
         except _LostClaim:
             log.warning("update %s of bot %s was taken over; not committing", row.id, row.bot_id)
@@ -141,7 +139,7 @@ class Worker:
 
     async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> asyncpg.Record:
         """The handler's writes, the done mark and its queued calls, atomically."""
-        args = [row.bot_id, row.id, *uow.call_arrays(), row.attempts]
+        args = [row.bot_id, row.id, *call_arrays(uow.calls), row.attempts]
         sql = DONE_AND_ENQUEUE
         if uow.statements:
             sql = done_with(tuple(statement for statement, _ in uow.statements))
@@ -170,11 +168,9 @@ class Worker:
         """Give the queued calls to this process's sender of the bot, or wake whoever sends."""
         ids: list[int] = committed["ids"]
         rows = [
-            OutboxRow(id_, chat_id, method, params, ref, uses_ref, 0, None)
-            for id_, (chat_id, method, params, _p, not_before, ref, uses_ref) in zip(
-                ids, uow.calls, strict=True
-            )
-            if not_before is None
+            OutboxRow(id_, call.chat_id, call.method, call.params, call.ref, call.uses_ref, 0, None)
+            for id_, call in zip(ids, uow.calls, strict=True)
+            if call.not_before is None
         ]
         if len(rows) < len(ids) or not self.offer(bot_id, rows, committed["before"]):
             self.notifier.wake(f"outbox:{bot_id}")
@@ -186,7 +182,7 @@ class Worker:
             status = await self.pool.fetchval(
                 inbox.MARK_FAILED, row.id, row.attempts, self.max_attempts, delay, error
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as db_exc:
+        except DB_ERRORS as db_exc:
             # The lock expires and another attempt follows: nothing is lost.
             log.warning("could not record failure of update %s: %s", row.id, db_exc)
             return
@@ -220,5 +216,5 @@ class Worker:
         await asyncio.gather(*pending, return_exceptions=True)
         try:
             await self.pool.execute(inbox.RELEASE, ids)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DB_ERRORS:
             log.warning("could not give back %d updates; their locks will expire", len(ids))

@@ -1,0 +1,70 @@
+"""Conversation state: where one person stands in a dialogue with a bot.
+
+"The next text from this person is the transaction hash", "this uploader is gathering a batch":
+one row per (bot, person) with a state name, a little JSON and an expiry. Handlers read it in the
+read phase (`Context.conversation()`, one indexed read, only when a filter or handler asks) and
+change it through the unit of work, so the new state commits with the update that caused it.
+Per-person ordering means nobody else changes it between the read and the commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sponsorbot.engine.unit import UnitOfWork
+
+DEFAULT_TTL_S = 24 * 3600.0
+
+READ = """
+SELECT state, data, expires_at FROM conversations
+WHERE bot_id = $1 AND user_id = $2 AND expires_at > now()
+"""
+SET = """
+INSERT INTO conversations (bot_id, user_id, state, data, expires_at)
+VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+ON CONFLICT (bot_id, user_id) DO UPDATE
+SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_at,
+    updated_at = now()
+"""
+END = "DELETE FROM conversations WHERE bot_id = $1 AND user_id = $2"
+# The janitor's part: expired conversations are as good as gone already.
+PURGE = "DELETE FROM conversations WHERE expires_at < now() - interval '1 day'"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """An open conversation: its state name and data."""
+
+    state: str
+    data: dict[str, Any] = field(default_factory=dict)
+    expires_at: datetime | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> Conversation | None:
+        """From a READ row (None: no open conversation)."""
+        if row is None:
+            return None
+        data = row["data"]
+        return cls(row["state"], dict(data) if isinstance(data, dict) else {}, row["expires_at"])
+
+
+def begin(
+    uow: UnitOfWork,
+    user_id: int,
+    state: str,
+    data: dict[str, Any] | None = None,
+    *,
+    ttl_s: float = DEFAULT_TTL_S,
+) -> None:
+    """Set this person's state (replacing any other) when the update commits."""
+    if not state or len(state) > 64:
+        raise ValueError("a state name is 1 to 64 characters")
+    uow.write_alone(SET, uow.bot_id, user_id, state, data or {}, ttl_s)
+
+
+def end(uow: UnitOfWork, user_id: int) -> None:
+    """Close this person's conversation when the update commits."""
+    uow.write_alone(END, uow.bot_id, user_id)

@@ -1,0 +1,151 @@
+"""Routing updates to handlers: routers with filters, fall-through, and observers.
+
+A feature makes a `Router`, registers handlers on it per update kind with filters, and the
+feature list includes every feature's router into the engine's root router. For a `message` or
+a `callback_query`, the first handler whose filters all pass and that does not answer
+`UNHANDLED` takes the update; the rest never see it. The observer kinds (`chat_member`,
+`my_chat_member`, `chat_join_request`) are facts several features may want: every matching
+handler sees them. What Telegram is asked to deliver (`allowed_updates`) is what is registered.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from sponsorbot.engine.unit import Context
+
+
+class _Unhandled:
+    """The answer of a handler that looked at an update and passes it on."""
+
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+UNHANDLED: Final = _Unhandled()
+
+# Several features may listen to these; every matching handler runs.
+OBSERVER_KINDS = frozenset({"chat_member", "my_chat_member", "chat_join_request"})
+
+Filter = Callable[[Any, Context], bool | Awaitable[bool]]
+Handler = Callable[[Any, Context], Awaitable[object]]
+H = TypeVar("H", bound=Handler)
+
+
+@dataclass(frozen=True, slots=True)
+class _Registered:
+    handler: Handler
+    filters: tuple[Filter, ...]
+
+    async def passes(self, event: Any, ctx: Context) -> bool:
+        for check in self.filters:
+            result = check(event, ctx)
+            if inspect.isawaitable(result):
+                result = await result
+            if not result:
+                return False
+        return True
+
+
+class Router:
+    """Handlers per update kind, in registration order, then the included routers."""
+
+    def __init__(self, name: str = "root") -> None:
+        self.name = name
+        self._handlers: dict[str, list[_Registered]] = {}
+        self._children: list[Router] = []
+        self._parent: Router | None = None
+
+    def on(self, kind: str, *filters: Filter) -> Callable[[H], H]:
+        """Register the decorated `handler(event, ctx)` for updates of `kind` passing `filters`.
+
+        `event` is the update's body (the message, the callback query, ...).
+        """
+
+        def register(handler: H) -> H:
+            self._handlers.setdefault(kind, []).append(_Registered(handler, filters))
+            return handler
+
+        return register
+
+    def message(self, *filters: Filter) -> Callable[[H], H]:
+        """Register a handler of messages."""
+        return self.on("message", *filters)
+
+    def callback_query(self, *filters: Filter) -> Callable[[H], H]:
+        """Register a handler of button presses."""
+        return self.on("callback_query", *filters)
+
+    def chat_member(self, *filters: Filter) -> Callable[[H], H]:
+        """Register a listener of members joining and leaving chats the bot administers."""
+        return self.on("chat_member", *filters)
+
+    def my_chat_member(self, *filters: Filter) -> Callable[[H], H]:
+        """Register a listener of changes to the bot's own membership."""
+        return self.on("my_chat_member", *filters)
+
+    def chat_join_request(self, *filters: Filter) -> Callable[[H], H]:
+        """Register a listener of join requests."""
+        return self.on("chat_join_request", *filters)
+
+    def include_router(self, router: Router) -> Router:
+        """Route to `router` after this router's own handlers; returns it."""
+        if router is self or router._parent is not None:
+            raise ValueError(f"router {router.name!r} is already included somewhere")
+        ancestor: Router | None = self
+        while ancestor is not None:
+            if ancestor is router:
+                raise ValueError(f"including {router.name!r} would make a cycle")
+            ancestor = ancestor._parent
+        router._parent = self
+        self._children.append(router)
+        return router
+
+    def kinds(self) -> list[str]:
+        """The update kinds with a handler here or below (what `allowed_updates` asks for)."""
+        found: set[str] = set()
+        self._collect(found)
+        return sorted(found)
+
+    def handles(self, kind: str) -> bool:
+        """Whether any handler here or below takes updates of `kind`."""
+        return kind in self._handlers or any(c.handles(kind) for c in self._children)
+
+    def _collect(self, found: set[str]) -> None:
+        found.update(k for k, handlers in self._handlers.items() if handlers)
+        for child in self._children:
+            child._collect(found)
+
+    async def dispatch(self, kind: str, update: dict[str, Any], ctx: Context) -> bool:
+        """Route one update; True when a handler took it (an observer kind: when any ran)."""
+        event = update.get(kind)
+        if event is None:
+            return False
+        if kind in OBSERVER_KINDS:
+            return await self._notify(kind, event, ctx) > 0
+        return await self._propagate(kind, event, ctx) is not UNHANDLED
+
+    async def _propagate(self, kind: str, event: Any, ctx: Context) -> object:
+        for registered in self._handlers.get(kind, ()):
+            if await registered.passes(event, ctx):
+                result = await registered.handler(event, ctx)
+                if result is not UNHANDLED:
+                    return result
+        for child in self._children:
+            result = await child._propagate(kind, event, ctx)
+            if result is not UNHANDLED:
+                return result
+        return UNHANDLED
+
+    async def _notify(self, kind: str, event: Any, ctx: Context) -> int:
+        ran = 0
+        for registered in self._handlers.get(kind, ()):
+            passes = await registered.passes(event, ctx)
+            if passes and await registered.handler(event, ctx) is not UNHANDLED:
+                ran += 1
+        for child in self._children:
+            ran += await child._notify(kind, event, ctx)
+        return ran

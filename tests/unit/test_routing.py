@@ -1,0 +1,166 @@
+"""The router: filters, fall-through, observers, included routers, allowed_updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sponsorbot.engine.filters import (
+    CallbackPrefix,
+    ChatType,
+    Command,
+    CommandStart,
+    ContentType,
+    State,
+    command_of,
+    from_person,
+    start_payload,
+)
+from sponsorbot.engine.routing import UNHANDLED, Router
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.fallback import stray_buttons
+from tests.handlerkit import ScriptedReads, ScriptedTelegram, button, context, message, sent
+
+USER = 42
+
+
+def ctx() -> Context:
+    return context(ScriptedTelegram(), ScriptedReads(), USER)
+
+
+def chat_member_update(user_id: int = USER) -> dict[str, Any]:
+    return {
+        "update_id": 9,
+        "chat_member": {
+            "chat": {"id": -100, "type": "channel"},
+            "from": {"id": user_id},
+            "old_chat_member": {"status": "left", "user": {"id": user_id}},
+            "new_chat_member": {"status": "member", "user": {"id": user_id}},
+        },
+    }
+
+
+async def test_two_features_both_hear_one_chat_member_update() -> None:
+    root = Router()
+    heard: list[str] = []
+    gate, campaigns = Router("gate"), Router("campaigns")
+
+    @gate.chat_member()
+    async def gate_listens(event: dict[str, Any], c: Context) -> None:
+        heard.append("gate")
+
+    @campaigns.chat_member()
+    async def campaigns_listen(event: dict[str, Any], c: Context) -> None:
+        heard.append("campaigns")
+
+    root.include_router(gate)
+    root.include_router(campaigns)
+    assert await root.dispatch("chat_member", chat_member_update(), ctx())
+    assert heard == ["gate", "campaigns"]
+
+
+async def test_an_unknown_button_is_answered_without_error() -> None:
+    root = Router()
+    shop = Router("shop")
+
+    @shop.callback_query(CallbackPrefix("shop"))
+    async def shop_button(query: dict[str, Any], c: Context) -> None:
+        raise AssertionError("not a shop button")
+
+    root.include_router(shop)
+    root.include_router(stray_buttons(Router("stray")))
+    c = ctx()
+    assert await root.dispatch("callback_query", {"callback_query": button(USER, "zz:1")}, c)
+    [answer] = sent(c, "answerCallbackQuery")
+    assert answer.params == {"chat_id": USER, "callback_query_id": f"cq{USER}"}
+
+
+async def test_the_first_taker_wins_and_unhandled_falls_through() -> None:
+    root = Router()
+    order: list[str] = []
+    first, second = Router("first"), Router("second")
+
+    @first.message(Command("batch"))
+    async def batch(m: dict[str, Any], c: Context) -> None:
+        order.append("batch")
+
+    @first.message()
+    async def not_mine(m: dict[str, Any], c: Context) -> object:
+        order.append("looked")
+        return UNHANDLED
+
+    @second.message()
+    async def anything(m: dict[str, Any], c: Context) -> None:
+        order.append("anything")
+
+    @second.message()
+    async def never(m: dict[str, Any], c: Context) -> None:
+        order.append("never")
+
+    root.include_router(first)
+    root.include_router(second)
+    await root.dispatch("message", {"message": message(USER, "/batch@gate_bot")}, ctx())
+    assert order == ["batch"]
+    order.clear()
+    await root.dispatch("message", {"message": message(USER, "hello")}, ctx())
+    assert order == ["looked", "anything"]
+
+
+async def test_nothing_takes_an_update_of_a_kind_nobody_registered() -> None:
+    root = Router()
+    root.include_router(Router("empty"))
+    assert not await root.dispatch("edited_message", {"edited_message": {}}, ctx())
+    assert not root.handles("edited_message")
+
+
+def test_allowed_updates_are_the_registered_kinds() -> None:
+    root, child = Router(), Router("child")
+
+    @root.message()
+    async def m(e: Any, c: Context) -> None: ...
+
+    @child.chat_join_request()
+    async def j(e: Any, c: Context) -> None: ...
+
+    root.include_router(child)
+    assert root.kinds() == ["chat_join_request", "message"]
+
+
+def test_a_router_is_included_once_and_never_in_a_circle() -> None:
+    a, b = Router("a"), Router("b")
+    a.include_router(b)
+    with pytest.raises(ValueError, match="already included"):
+        Router("c").include_router(b)
+    with pytest.raises(ValueError, match="cycle"):
+        b.include_router(a)
+
+
+async def test_filters_read_commands_payloads_chats_and_content() -> None:
+    c = ctx()
+    start = message(USER, "/start  Abc123 ")
+    assert CommandStart()(start, c) and CommandStart(payload=True)(start, c)
+    assert not CommandStart(payload=False)(start, c)
+    assert start_payload(start) == "Abc123"
+    assert CommandStart(payload=False)(message(USER, "/start"), c)
+    assert not Command("start")(message(USER, "/started"), c)
+    assert command_of(message(USER, "/Done@Gate_bot now")) == "done"
+    assert command_of({"caption": "/x"}) is None
+    assert ChatType("private")(start, c) and not ChatType("channel")(start, c)
+    assert ChatType("private")(button(USER, "j:1"), c)
+    assert ContentType("document")({"document": {"file_id": "F"}}, c)
+    assert from_person(start, c) and not from_person({"from": {"id": 1, "is_bot": True}}, c)
+    assert CallbackPrefix("j")(button(USER, "j:1"), c)
+    assert not CallbackPrefix("j")(button(USER, "jj:1"), c)
+
+
+async def test_the_state_filter_reads_the_conversation_once() -> None:
+    reads = ScriptedReads()
+    from sponsorbot.engine.conversation import READ
+
+    reads.on(READ, lambda bot, user: {"state": "upload:batch", "data": {}, "expires_at": None})
+    c = context(ScriptedTelegram(), reads, USER)
+    assert await State("upload:batch")({}, c)
+    assert await State()({}, c)
+    assert not await State("shop:hash")({}, c)
+    assert reads.asked == [READ]
