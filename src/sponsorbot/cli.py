@@ -71,23 +71,15 @@ def run(
 @app.command()
 def migrate() -> None:
     """Apply the database migrations that are missing (safe to run any time)."""
-    from sponsorbot.db.database import Database
+    from sponsorbot.db.database import open_database
     from sponsorbot.db.migrate import MigrationError
-    from sponsorbot.db.migrate import migrate as apply
     from sponsorbot.runtime import run_async
 
     settings = _settings()
 
     async def _main() -> None:
-        db = await Database.open(settings, "migrate")
-        try:
-            conn = await db.connect("migrate")
-            try:
-                applied = await apply(conn)
-            finally:
-                await conn.close()
-        finally:
-            await db.close()
+        async with open_database(settings, "migrate") as db:
+            applied = db.applied
         if applied:
             typer.echo(f"applied {len(applied)} migration(s): {', '.join(map(str, applied))}")
         else:
@@ -120,24 +112,16 @@ def simulator(
 @app.command()
 def status() -> None:
     """Per bot: mode, token state, queue depth, oldest waiting, in hand, dead, outbox, sends."""
-    from sponsorbot.db.database import Database
-    from sponsorbot.db.migrate import migrate as apply
-    from sponsorbot.engine.health import bot_status, status_table
+    from sponsorbot.db.database import open_database
+    from sponsorbot.features.stats.health import status_table
+    from sponsorbot.features.stats.queries import bot_status
     from sponsorbot.runtime import run_async
 
     settings = _settings()
 
     async def _main() -> None:
-        db = await Database.open(settings, "status")
-        try:
-            conn = await db.connect("status")
-            try:
-                await apply(conn)
-            finally:
-                await conn.close()
+        async with open_database(settings, "status") as db:
             rows = await bot_status(db.pool)
-        finally:
-            await db.close()
         typer.echo(status_table(rows))
 
     run_async(_main())
@@ -146,26 +130,17 @@ def status() -> None:
 @app.command("setup-code")
 def setup_code() -> None:
     """Print a fresh one-time code for the panel's first-run /setup (while no owner exists)."""
-    from sponsorbot.db.database import Database
-    from sponsorbot.db.migrate import migrate as apply
+    from sponsorbot.db.database import open_database
+    from sponsorbot.features.accounts.users import new_setup_code
     from sponsorbot.runtime import run_async
-    from sponsorbot.web.panel.accounts import new_setup_code
     from sponsorbot.web.panel.web import PanelConfig
 
     settings = _settings()
     result: list[str | None] = []
 
     async def _main() -> None:
-        db = await Database.open(settings, "setup-code")
-        try:
-            conn = await db.connect("setup-code")
-            try:
-                await apply(conn)
-            finally:
-                await conn.close()
+        async with open_database(settings, "setup-code") as db:
             result.append(await new_setup_code(db.pool, PanelConfig().clock()))
-        finally:
-            await db.close()
 
     run_async(_main())
     if result[0] is None:
@@ -185,26 +160,17 @@ def token_create(
     ] = "owner",
 ) -> None:
     """Create an owner API token; it is printed once, alone on the last line."""
-    from sponsorbot.db.database import Database
-    from sponsorbot.db.migrate import migrate as apply
+    from sponsorbot.db.database import open_database
+    from sponsorbot.features.accounts.api_tokens import TokenService
     from sponsorbot.features.errors import FeatureError
-    from sponsorbot.features.tokens import TokenService
     from sponsorbot.runtime import run_async
 
     settings = _settings()
     created: dict[str, str] = {}
 
     async def _main() -> None:
-        db = await Database.open(settings, "token")
-        try:
-            conn = await db.connect("token")
-            try:
-                await apply(conn)
-            finally:
-                await conn.close()
+        async with open_database(settings, "token") as db:
             row, token = await TokenService(db.pool).create(name, role.lower())
-        finally:
-            await db.close()
         created.update(id=str(row["id"]), role=row["role"], token=token)
 
     try:

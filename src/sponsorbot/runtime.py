@@ -13,11 +13,11 @@ from typing import Any
 import uvicorn
 
 from sponsorbot.config import Role, Settings
-from sponsorbot.db.database import Database
-from sponsorbot.db.migrate import migrate
+from sponsorbot.db.database import Database, open_database
 from sponsorbot.engine.core import Engine
-from sponsorbot.engine.handlers import Registry
-from sponsorbot.features import install as install_features
+from sponsorbot.engine.routing import Router
+from sponsorbot.features.all import install as install_features
+from sponsorbot.features.base import Features
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import announce_setup_code
 
@@ -51,38 +51,32 @@ def run_async(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
-def build_registry() -> Registry:
-    """The registry an engine starts with; `install_features` adds every feature's handlers
-    and periodic jobs to it once the engine exists (they share the engine's caches)."""
-    return Registry()
-
-
 async def run_roles(
-    settings: Settings, roles: frozenset[Role], registry: Registry | None = None
+    settings: Settings, roles: frozenset[Role], router: Router | None = None
 ) -> None:
-    """Open the database, migrate, run the roles until SIGTERM/SIGINT, then stop them in order."""
+    """Open the database, migrate, run the roles until SIGTERM/SIGINT, then stop them in order.
+
+    The features are set up here, once (a test may pass its own `router` instead of them).
+    """
     name = "+".join(sorted(r.value for r in roles))
-    db = await Database.open(settings, name)
-    try:
-        conn = await db.connect(f"{name}-migrate")
-        try:
-            await migrate(conn)
-        finally:
-            await conn.close()
+    async with open_database(settings, name) as db:
         if Role.API in roles:
             await announce_setup_code(db.pool)
-        engine = Engine(settings, db.pool, db.dsn, registry or build_registry())
-        if registry is None:
-            install_features(engine)
+        engine = Engine(settings, db.pool, db.dsn, router)
+        features = install_features(engine) if router is None else None
         try:
-            await _serve(settings, db, engine, roles)
+            await _serve(settings, db, engine, features, roles)
         finally:
             await engine.close()
-    finally:
-        await db.close()
 
 
-async def _serve(settings: Settings, db: Database, engine: Engine, roles: frozenset[Role]) -> None:
+async def _serve(
+    settings: Settings,
+    db: Database,
+    engine: Engine,
+    features: Features | None,
+    roles: frozenset[Role],
+) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -90,8 +84,10 @@ async def _serve(settings: Settings, db: Database, engine: Engine, roles: frozen
     tasks: dict[str, asyncio.Task[Any]] = {}
     server: _Server | None = None
     if Role.API in roles:
+        if features is None:
+            raise StartupError("the api role needs the features")
         config = uvicorn.Config(
-            create_app(settings, db, engine),
+            create_app(settings, db, features),
             host=settings.host,
             port=settings.port,
             log_config=None,

@@ -22,7 +22,8 @@ import pytest
 import uvicorn
 
 from sponsorbot.db.database import Database
-from sponsorbot.features import install
+from sponsorbot.features.all import install
+from sponsorbot.features.base import Options
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig, announce_setup_code
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
@@ -62,10 +63,10 @@ async def serve(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterator[R
     async with simulated_telegram() as telegram:
         settings = make_settings(dsn, telegram.url, tmp_path)
         async with running_engine(settings, pool, dsn, worker=False) as running:
-            install(running.engine, channel_check_every_s=3600)
+            features = install(running.engine, options=Options(channel_check_every_s=3600))
             stop = asyncio.Event()
             worker = asyncio.create_task(running.engine.run_worker(stop))
-            app = create_app(settings, Database(dsn, pool, None), running.engine, PanelConfig())
+            app = create_app(settings, Database(dsn, pool, None), features, PanelConfig())
             port = free_port()
             config = uvicorn.Config(
                 app,

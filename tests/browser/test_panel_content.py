@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from sponsorbot.web.panel.security import qr_svg
+from sponsorbot.features.accounts.security import qr_svg
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.browser.test_panel import SHOTS, serve
 from tests.integration.panel_kit import PASSWORD, add_member

@@ -7,12 +7,10 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from sponsorbot.simulator.client import SimulatorClient
-from sponsorbot.simulator.server import create_app
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
-from tests.processes import free_port
+from tests.kit import simulated_telegram
 
 pytestmark = [
     pytest.mark.browser,
@@ -22,12 +20,8 @@ pytestmark = [
 
 @pytest.fixture
 async def simulator_url() -> AsyncIterator[str]:
-    runner = web.AppRunner(create_app(seed=3), access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with simulated_telegram(seed=3) as telegram:
+        yield telegram.url
 
 
 class FakeBot:

@@ -10,8 +10,9 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.features import Features, install
-from sponsorbot.features.content import NewContent
+from sponsorbot.features.all import install
+from sponsorbot.features.content.service import NewContent
+from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
 from tests.kit import simulated_telegram as simulated_telegram
 
@@ -25,7 +26,7 @@ class Gate:
 
     tg: Telegram
     run: RunningEngine
-    features: Features
+    features: Services
     bot: dict[str, Any]
     owner: dict[str, Any]
     channels: list[dict[str, Any]]
@@ -99,7 +100,7 @@ async def running_gate(
         async with running_engine(
             make_settings(db_dsn, tg.url, tmp_path, **settings), pool, db_dsn
         ) as run:
-            features = install(run.engine)
+            features = Services.of(install(run.engine))
             await run.engine.bots.add(bot["token"], "polling")
 
             # Until the poller's first getUpdates names allowed_updates, Telegram (and the
@@ -111,7 +112,9 @@ async def running_gate(
             await eventually(polling)
             for channel in made:
                 await features.channels.add(bot["id"], str(channel["id"]))
-            await features.settings.set_gate(bot["id"], [(c["id"], request_counts) for c in made])
+            await features.bot_settings.set_gate(
+                bot["id"], [(c["id"], request_counts) for c in made]
+            )
             options: dict[str, Any] = {
                 "kind": "document",
                 "items": [{"kind": "document", "file_id": FILE}],

@@ -15,10 +15,12 @@ from fastapi import FastAPI
 
 from sponsorbot.db.database import Database
 from sponsorbot.engine.core import Engine
+from sponsorbot.features.accounts.security import hash_password
+from sponsorbot.features.accounts.users import LockoutPolicy
+from sponsorbot.features.all import install
 from sponsorbot.web.app import create_app
+from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
-from sponsorbot.web.panel.accounts import LockoutPolicy
-from sponsorbot.web.panel.security import hash_password
 from tests.kit import make_settings, simulated_telegram
 
 PASSWORD = "correct horse battery"
@@ -47,6 +49,7 @@ class PanelApp:
     clock: Clock
     pool: asyncpg.Pool
     engine: Engine
+    services: Services
     telegram_url: str
     sim: object
 
@@ -62,10 +65,13 @@ async def panel_app(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterat
     async with simulated_telegram() as telegram:
         settings = make_settings(dsn, telegram.url, tmp_path)
         engine = Engine(settings, pool, dsn)
+        features = install(engine)
         clock = Clock()
-        app = create_app(settings, Database(dsn, pool, None), engine, fast_config(clock))
+        app = create_app(settings, Database(dsn, pool, None), features, fast_config(clock))
         try:
-            yield PanelApp(app, clock, pool, engine, telegram.url, telegram.sim)
+            yield PanelApp(
+                app, clock, pool, engine, Services.of(features), telegram.url, telegram.sim
+            )
         finally:
             await engine.close()
 

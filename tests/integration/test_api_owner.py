@@ -12,16 +12,22 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from openapi_spec_validator import validate
 from typer.testing import CliRunner
 
 from sponsorbot.cli import app as cli
 from sponsorbot.db.database import Database
-from sponsorbot.features import attach
+from sponsorbot.features.accounts.api_tokens import TokenService
+from sponsorbot.features.all import install
 from sponsorbot.web.app import create_app
-from tests.kit import SECRET, Telegram, make_settings, running_engine, simulated_telegram
-from tests.processes import free_port
+from tests.kit import (
+    SECRET,
+    Telegram,
+    make_settings,
+    running_engine,
+    serving,
+    simulated_telegram,
+)
 
 
 @dataclass
@@ -38,24 +44,15 @@ async def owner_api(
     async with simulated_telegram() as tg:
         settings = make_settings(db_dsn, tg.url, tmp_path)
         async with running_engine(settings, pool, db_dsn, worker=False) as run:
-            app = create_app(settings, Database(db_dsn, pool, None), run.engine)
-            _, token = await attach(run.engine).tokens.create("test", role)
-            port = free_port()
-            server = uvicorn.Server(
-                uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off")
-            )
-            task = asyncio.create_task(server.serve())
-            while not server.started:
-                await asyncio.sleep(0.01)
+            features = install(run.engine)
+            app = create_app(settings, Database(db_dsn, pool, None), features)
+            _, token = await features.get(TokenService).create("test", role)
             headers = {"Authorization": f"Bearer {token}"}
-            async with httpx.AsyncClient(
-                base_url=f"http://127.0.0.1:{port}", headers=headers
-            ) as http:
-                try:
-                    yield Api(tg, http, token)
-                finally:
-                    server.should_exit = True
-                    await task
+            async with (
+                serving(app) as url,
+                httpx.AsyncClient(base_url=url, headers=headers) as http,
+            ):
+                yield Api(tg, http, token)
 
 
 async def connect_bot(api: Api, name: str = "api_bot") -> dict[str, Any]:
@@ -128,8 +125,6 @@ async def test_channel_refs_in_five_forms_resolve_to_one_channel(
         await store_update(pool, bot["id"], forward)
         settings = make_settings(db_dsn, api.tg.url, tmp_path)
         async with running_engine(settings, pool, db_dsn) as run:
-            from sponsorbot.features import install
-
             install(run.engine)
 
             async def replied() -> bool:

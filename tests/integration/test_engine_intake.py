@@ -10,22 +10,24 @@ import aiohttp
 import asyncpg
 
 from sponsorbot.db.database import Database
-from sponsorbot.engine.handlers import Context, Registry
+from sponsorbot.engine.routing import Router
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.all import install
 from sponsorbot.web.app import create_app
 from tests.kit import eventually, make_settings, running_engine, serving, simulated_telegram
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
-def replying_registry() -> Registry:
-    registry = Registry()
+def replying_router() -> Router:
+    router = Router("replying")
 
-    async def reply(update: dict[str, Any], ctx: Context) -> None:
-        chat = update["message"]["chat"]["id"]
-        ctx.uow.send(chat, "sendMessage", {"text": f"got {update['update_id']}"})
+    @router.message()
+    async def reply(message: dict[str, Any], ctx: Context) -> None:
+        chat = message["chat"]["id"]
+        ctx.uow.send(chat, "sendMessage", {"text": f"got {ctx.update_id}"})
 
-    registry.register("message", reply)
-    return registry
+    return router
 
 
 async def test_webhook_stores_once_answers_once_and_refuses_bad_requests(
@@ -35,8 +37,8 @@ async def test_webhook_stores_once_answers_once_and_refuses_bad_requests(
         bot = await tg.sim.create_bot("hook_bot")
         user = await tg.sim.create_user("Web")
         settings = make_settings(db_dsn, tg.url, tmp_path)
-        async with running_engine(settings, pool, db_dsn, replying_registry()) as run:
-            app = create_app(settings, Database(db_dsn, pool, None), run.engine)
+        async with running_engine(settings, pool, db_dsn, replying_router()) as run:
+            app = create_app(settings, Database(db_dsn, pool, None), install(run.engine))
             async with serving(app) as base:
                 run.engine.bots.public_url = base
                 await run.engine.bots.add(bot["token"], "webhook")
@@ -115,20 +117,20 @@ async def test_webhook_stores_once_answers_once_and_refuses_bad_requests(
 async def test_a_handler_that_always_fails_ends_dead_and_the_person_moves_on(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    registry = Registry()
+    router = Router("picky")
     handled: list[str] = []
 
-    async def picky(update: dict[str, Any], ctx: Context) -> None:
-        if update["message"]["text"] == "boom":
+    @router.message()
+    async def picky(message: dict[str, Any], ctx: Context) -> None:
+        if message["text"] == "boom":
             raise ValueError("this update always fails")
-        handled.append(update["message"]["text"])
+        handled.append(message["text"])
 
-    registry.register("message", picky)
     async with simulated_telegram() as tg:
         bot = await tg.sim.create_bot("dead_bot")
         user = await tg.sim.create_user("Dee")
         settings = make_settings(db_dsn, tg.url, tmp_path, max_attempts=3)
-        async with running_engine(settings, pool, db_dsn, registry) as run:
+        async with running_engine(settings, pool, db_dsn, router) as run:
             await run.engine.bots.add(bot["token"], "polling")
             for text in ("first", "boom", "after"):
                 await tg.sim.send_text(user["id"], "dead_bot", text)
@@ -168,7 +170,7 @@ async def test_status_and_metrics_show_the_queue(
                 " VALUES ($1, date_trunc('minute', now()), 12, 2)",
                 bot["id"],
             )
-            app = create_app(settings, Database(db_dsn, pool, None), run.engine)
+            app = create_app(settings, Database(db_dsn, pool, None), install(run.engine))
             async with (
                 serving(app) as base,
                 aiohttp.ClientSession() as http,
@@ -176,7 +178,8 @@ async def test_status_and_metrics_show_the_queue(
             ):
                 assert r.status == 200
                 text = await r.text()
-    from sponsorbot.engine.health import bot_status, status_table
+    from sponsorbot.features.stats.health import status_table
+    from sponsorbot.features.stats.queries import bot_status
 
     rows = await bot_status(pool)
     table = status_table(rows)

@@ -16,7 +16,7 @@ import pytest
 
 from sponsorbot.engine.bots import BotService
 from sponsorbot.engine.inbox import store_update
-from sponsorbot.engine.tokens import TokenBox
+from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.telegram import BotApi
 from tests.kit import SECRET, Telegram, eventually, simulated_telegram
 from tests.processes import clean_environ

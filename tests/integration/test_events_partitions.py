@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from sponsorbot.db.migrate import load_migrations, migrate
-from sponsorbot.features.events import prepare_months
+from sponsorbot.features.stats.events import prepare_months
 
 BOT = """
 INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)

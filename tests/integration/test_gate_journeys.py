@@ -173,7 +173,7 @@ async def test_join_request_pending_passes_declined_does_not(
         await g.tg.sim.press_button(user, BOT, gate["message_id"], joined_button(gate))
         await g.wait_for(user, has_file)
 
-        await g.features.settings.decide_request(g.bot["id"], channel["id"], user, False)
+        await g.features.bot_settings.decide_request(g.bot["id"], channel["id"], user, False)
         await g.tg.sim.open_link(user, BOT, g.content["code"])
         await g.wait_for(user, gate_of)
         # The invite link was made once and is reused.
@@ -245,7 +245,7 @@ async def test_file_sent_in_a_batch_by_an_uploader_gets_one_link(
 ) -> None:
     async with running_gate(pool, db_dsn, tmp_path, channels=0) as g:
         uploader = await g.visitor()
-        await g.features.settings.add_uploader(g.bot["id"], uploader, "me")
+        await g.features.bot_settings.add_uploader(g.bot["id"], uploader, "me")
         await g.tg.sim.send_file(uploader, BOT, "video", caption="clip")
         messages = await g.wait_for(uploader, lambda ms: len(ms) == 1)
         assert f"t.me/{BOT}?start=" in messages[0]["text"]

@@ -8,8 +8,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-from sponsorbot.features import attach
-from sponsorbot.features.content import NewContent
+from sponsorbot.features.content.service import NewContent
 from tests.integration.panel_kit import PanelApp, add_member, client, csrf_of, sign_in
 
 
@@ -33,7 +32,7 @@ async def signed_in(panel: PanelApp, http: httpx.AsyncClient, role: str = "owner
 
 async def test_search_finds_by_caption_text_or_code_and_pages_keep_it(panel: PanelApp) -> None:
     bot = await connect(panel)
-    contents = attach(panel.engine).contents
+    contents = panel.services.contents
     for i in range(23):
         text = f"March price list {i}" if i % 2 else f"Weekly 100% deal {i}"
         await contents.create(
@@ -113,7 +112,7 @@ async def test_upload_needs_a_storage_chat_then_goes_through_telegram(panel: Pan
 
 async def test_item_options_and_counts(panel: PanelApp) -> None:
     bot = await connect(panel)
-    item = await attach(panel.engine).contents.create(
+    item = await panel.services.contents.create(
         bot["id"], NewContent("text", [{"kind": "text", "text": "hello"}], "test")
     )
     counts = {"started": 5, "gate_shown": 3, "gate_passed": 2, "content_sent": 4}
@@ -189,8 +188,8 @@ async def test_bot_mode_and_visitor_texts(panel: PanelApp) -> None:
             "fa": {"unknown_code": "این پیوند دیگر کار نمی‌کند."},
         }
         [changed] = await audit(panel.pool, "bot.texts_changed")
-        assert changed["before"] == {"en.join_button": None, "fa.unknown_link": None}
-        assert changed["after"]["fa.unknown_link"] == "این پیوند دیگر کار نمی‌کند."
+        assert changed["before"] == {"en.join_button": None, "fa.unknown_code": None}
+        assert changed["after"]["fa.unknown_code"] == "این پیوند دیگر کار نمی‌کند."
         again = (await http.get(f"{base}/settings")).text
         assert ">Join {title} now</textarea>" in again
 
@@ -203,9 +202,9 @@ async def test_the_gate_order_is_posted_and_join_request_options_stay(panel: Pan
     for name in ("first_news", "second_news", "third_news"):
         channel = await sim.create_channel(name, name, owner_id=owner["id"])
         await sim.make_admin(channel["id"], bot["id"])
-        await attach(panel.engine).channels.add(bot["id"], f"@{name}")
+        await panel.services.channels.add(bot["id"], f"@{name}")
         chats.append(channel["id"])
-    settings = attach(panel.engine).settings
+    settings = panel.services.bot_settings
     await settings.set_gate(bot["id"], [(chats[0], False), (chats[1], True), (chats[2], False)])
     async with client(panel.app) as http:
         csrf = await signed_in(panel, http, "editor")
@@ -240,7 +239,7 @@ async def test_channels_ticked_without_an_order_join_the_gate_in_page_order(
     for name in ("alpha_news", "beta_news", "gamma_news", "delta_news", "omega_news"):
         channel = await sim.create_channel(name, name, owner_id=owner["id"])
         await sim.make_admin(channel["id"], bot["id"])
-        await attach(panel.engine).channels.add(bot["id"], f"@{name}")
+        await panel.services.channels.add(bot["id"], f"@{name}")
         chats.append(channel["id"])
     # As a browser sends it: every row's (empty) order field, the ticked ones in page order.
     shown = [chats[3], chats[0], chats[4], chats[1]]
@@ -250,5 +249,5 @@ async def test_channels_ticked_without_an_order_join_the_gate_in_page_order(
         form["csrf"] = await signed_in(panel, http, "editor")
         answer = await http.post(f"/bots/{bot['id']}/gate", data=form)
         assert answer.status_code == 303
-    gate = await attach(panel.engine).settings.gate(bot["id"])
+    gate = await panel.services.bot_settings.gate(bot["id"])
     assert [g["chat_id"] for g in gate] == shown

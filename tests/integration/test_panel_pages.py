@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from sponsorbot.features.tokens import token_hash
+from sponsorbot.features.accounts.api_tokens import token_hash
 from tests.integration.panel_kit import (
     PASSWORD,
     PanelApp,

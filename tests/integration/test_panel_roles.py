@@ -13,8 +13,8 @@ from typing import Any
 
 from fastapi.routing import APIRoute
 
-from sponsorbot.web.panel.accounts import start_session
-from sponsorbot.web.panel.security import digest
+from sponsorbot.features.accounts.security import digest
+from sponsorbot.features.accounts.users import start_session
 from sponsorbot.web.panel.web import SESSION_COOKIE
 from tests.integration.panel_kit import PanelApp, add_member, client
 

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from sponsorbot.engine.bots import BotService
-from sponsorbot.engine.tokens import TokenBox
+from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.telegram import BotApi
 from tests.kit import SECRET, eventually

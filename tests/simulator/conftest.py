@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
-from aiohttp import web
 
 from sponsorbot.simulator.client import SimulatorClient
-from sponsorbot.simulator.server import create_app
-from tests.processes import free_port
+from tests.kit import simulated_telegram
 
 
 @dataclass
@@ -37,7 +36,6 @@ class Sim:
     url: str
     control: SimulatorClient
     http: aiohttp.ClientSession
-    runners: list[web.AppRunner] = field(default_factory=list)
 
     async def api(self, token: str, method: str, **params: Any) -> Reply:
         """Call a Bot API method with a JSON body."""
@@ -74,31 +72,15 @@ SimFactory = Callable[..., Awaitable[Sim]]
 @pytest.fixture
 async def make_sim() -> AsyncIterator[SimFactory]:
     """Start simulators with given options; all are stopped after the test."""
-    runners: list[web.AppRunner] = []
-    sessions: list[aiohttp.ClientSession] = []
-    controls: list[SimulatorClient] = []
+    async with contextlib.AsyncExitStack() as stack:
 
-    async def start(**options: Any) -> Sim:
-        options.setdefault("webhook_retry_base", 0.05)
-        runner = web.AppRunner(create_app(**options), access_log=None)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        runners.append(runner)
-        url = f"http://127.0.0.1:{port}"
-        http = aiohttp.ClientSession()
-        sessions.append(http)
-        control = SimulatorClient(url)
-        controls.append(control)
-        return Sim(url, control, http)
+        async def start(**options: Any) -> Sim:
+            options.setdefault("seed", None)
+            telegram = await stack.enter_async_context(simulated_telegram(**options))
+            http = await stack.enter_async_context(aiohttp.ClientSession())
+            return Sim(telegram.url, telegram.sim, http)
 
-    yield start
-    for control in controls:
-        await control.close()
-    for http in sessions:
-        await http.close()
-    for runner in runners:
-        await runner.cleanup()
+        yield start
 
 
 @pytest.fixture

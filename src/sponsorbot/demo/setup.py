@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 import asyncpg
 
 from sponsorbot.demo.world import SimBot, World
-from sponsorbot.features.tokens import TokenService
+from sponsorbot.features.accounts.api_tokens import TokenService
+from sponsorbot.features.accounts.security import hash_password
+from sponsorbot.features.accounts.users import create_owner, new_setup_code, owner_exists
 from sponsorbot.loadtest.scenario import OwnerApi
 from sponsorbot.simulator.client import SimulatorClient
-from sponsorbot.web.panel.accounts import create_owner, new_setup_code, owner_exists
-from sponsorbot.web.panel.security import hash_password
 
 OWNER_EMAIL = "demo@sponsorbot.example"
 OWNER_PASSWORD = "sponsorbot-demo"

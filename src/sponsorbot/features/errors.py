@@ -9,9 +9,11 @@ from typing import Any
 class FeatureError(Exception):
     """A request that cannot be done; the message says why in words an owner understands."""
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
         super().__init__(message)
         self.message = message
+        # Stable, for a translated text in the panel; the message is the English fallback.
+        self.code = code
         self.details = details
 
 

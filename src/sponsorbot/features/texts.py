@@ -54,6 +54,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
     },
 }
 KEYS = frozenset(DEFAULTS["en"])
+MAX_TEXT = 1000
 
 
 def escape(text: str) -> str:
@@ -71,6 +72,26 @@ def language_of(code: str | None) -> str:
 def placeholders(template: str) -> set[str]:
     """The {names} a template uses."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def text_problem(key: str, text: str) -> dict[str, Any] | None:
+    """Why an owner's text for `key` cannot be used, as data (None when it can):
+    `{"problem": "too_long", "limit": n}`, `{"problem": "unbalanced"}` or
+    `{"problem": "placeholders", "allowed": [...], "unknown": [...]}`."""
+    if len(text) > MAX_TEXT:
+        return {"problem": "too_long", "limit": MAX_TEXT}
+    allowed = placeholders(DEFAULTS["en"][key])
+    try:
+        used = placeholders(text)
+    except ValueError:
+        return {"problem": "unbalanced"}
+    if used - allowed:
+        return {
+            "problem": "placeholders",
+            "allowed": sorted(allowed),
+            "unknown": sorted(used - allowed),
+        }
+    return None
 
 
 def render(

@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.features.errors import Invalid, NotFound
+from sponsorbot.features.errors import Conflict, Invalid, NotFound
 
 ROLES = ("owner", "admin", "editor", "analyst")
 PREFIX = "sbt_"
@@ -24,10 +24,6 @@ class Principal:
     name: str
     role: str
 
-    def outranks_or_equals(self, role: str) -> bool:
-        """Whether this caller may hand out a token of `role`."""
-        return ROLES.index(self.role) <= ROLES.index(role)
-
 
 def token_hash(token: str) -> bytes:
     """What is stored of a token."""
@@ -40,13 +36,22 @@ class TokenService:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def create(self, name: str, role: str) -> tuple[dict[str, Any], str]:
-        """A new token: its row and the token itself (the only time it is known)."""
+    async def create(
+        self, name: str, role: str, *, granted_by: str | None = None
+    ) -> tuple[dict[str, Any], str]:
+        """A new token: its row and the token itself (the only time it is known).
+
+        `granted_by` is the role of whoever asks: nobody hands out a role above their own.
+        """
         name = name.strip()
         if not name or len(name) > 100:
-            raise Invalid("a token's name is 1 to 100 characters")
+            raise Invalid("a token's name is 1 to 100 characters", code="token_name")
         if role not in ROLES:
-            raise Invalid(f"role must be one of {', '.join(ROLES)}")
+            raise Invalid(f"role must be one of {', '.join(ROLES)}", code="unknown_role")
+        if granted_by is not None and ROLES.index(granted_by) > ROLES.index(role):
+            raise Conflict(
+                f"a {granted_by} token cannot create a {role} token", code="role_too_high"
+            )
         token = PREFIX + secrets.token_urlsafe(32)
         row = await self.pool.fetchrow(
             f"INSERT INTO api_tokens (name, role, token_hash) VALUES ($1, $2, $3) "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,8 +10,22 @@ import asyncpg
 
 from sponsorbot.logs import mask_tokens
 
-# Keys whose values are secrets: written as "•••" plus at most the last 4 characters.
-_SECRET_KEY = re.compile(r"token|secret|password|code|hash", re.IGNORECASE)
+# Keys whose values are secrets, named one by one (a pattern would also hide texts such as
+# "unknown_code"): written as "•••" plus at most the last 4 characters.
+SECRET_KEYS = frozenset(
+    {
+        "token",
+        "api_key",
+        "secret",
+        "webhook_secret",
+        "password",
+        "password2",
+        "setup_code",
+        "totp_secret",
+        "token_hash",
+        "private_key",
+    }
+)
 
 INSERT = """
 INSERT INTO audit_log (at, user_id, actor, address, kind, target, before, after)
@@ -36,7 +49,7 @@ def mask(value: Any, key: str = "") -> Any:
     if isinstance(value, list):
         return [mask(v, key) for v in value]
     if isinstance(value, str):
-        if _SECRET_KEY.search(key):
+        if key.lower() in SECRET_KEYS:
             return "•••" + value[-4:] if len(value) > 8 else "•••"
         return mask_tokens(value)
     return value

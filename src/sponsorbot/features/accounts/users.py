@@ -1,4 +1,4 @@
-"""Team members, sessions, setup codes, sign-in failures and invitations (the SQL side).
+"""Team members, sessions, setup codes, sign-in failures and two-step secrets (the SQL side).
 
 Every time comparison uses the moment the caller passes in (the app's clock), never the
 database's `now()`, so expiry is decided by one clock that tests can move.
@@ -6,17 +6,18 @@ database's `now()`, so expiry is decided by one clock that tests can move.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
-from sponsorbot.web.panel.security import digest, random_token, setup_code
+from sponsorbot.features.accounts.security import digest, random_token, setup_code
 
-ROLES = ("owner", "admin", "editor", "analyst")
+# Enough to catch a typo; the invitation link proves the address.
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 SETUP_CODE_TTL = timedelta(hours=1)
-INVITATION_TTL = timedelta(hours=72)
 TWO_STEP_TTL = timedelta(minutes=5)
 
 
@@ -284,43 +285,50 @@ async def clear_failures(pool: asyncpg.Pool, email: str) -> None:
     await pool.execute("DELETE FROM signin_failures WHERE lower(email) = lower($1)", email)
 
 
-# -- invitations -------------------------------------------------------------------------------
+# -- changes to a member ------------------------------------------------------------------------
 
 
-async def invite(
-    pool: asyncpg.Pool, email: str, role: str, invited_by: int, now: datetime
-) -> tuple[int, str]:
-    """A new invitation; returns its id and the secret that goes into the link."""
-    token = random_token()
-    invitation_id: int = await pool.fetchval(
-        "INSERT INTO invitations (token_hash, email, role, invited_by, created_at, expires_at) "
-        "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-        digest(token),
-        email,
-        role,
-        invited_by,
-        now,
-        now + INVITATION_TTL,
+async def set_language(pool: asyncpg.Pool, user_id: int, language: str) -> None:
+    """The member's panel language."""
+    await pool.execute("UPDATE users SET language = $2 WHERE id = $1", user_id, language)
+
+
+async def set_role(pool: asyncpg.Pool, user_id: int, role: str) -> None:
+    """The member's role (the caller checks who may hand it out)."""
+    await pool.execute("UPDATE users SET role = $2 WHERE id = $1", user_id, role)
+
+
+async def disable(pool: asyncpg.Pool, user_id: int, now: datetime) -> None:
+    """Remove a member from the team: they cannot sign in, their sessions end at once."""
+    await pool.execute("UPDATE users SET disabled_at = $2 WHERE id = $1", user_id, now)
+    await end_all_sessions(pool, user_id)
+
+
+async def enable_two_step(
+    pool: asyncpg.Pool, user_id: int, secret: str, recovery_digests: list[bytes]
+) -> None:
+    """Turn two-step sign-in on with this TOTP secret and these recovery codes (as digests)."""
+    await pool.execute(
+        "UPDATE users SET totp_secret = $2, recovery_codes = $3 WHERE id = $1",
+        user_id,
+        secret,
+        recovery_digests,
     )
-    return invitation_id, token
 
 
-async def pending_invitations(pool: asyncpg.Pool, now: datetime) -> list[dict[str, Any]]:
-    """Invitations not yet accepted, revoked or expired."""
-    rows = await pool.fetch(
-        "SELECT id, email, role, created_at, expires_at FROM invitations "
-        "WHERE accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1 ORDER BY id",
-        now,
+async def disable_two_step(pool: asyncpg.Pool, user_id: int) -> None:
+    """Turn two-step sign-in off."""
+    await pool.execute(
+        "UPDATE users SET totp_secret = NULL, recovery_codes = '{}' WHERE id = $1", user_id
     )
-    return [dict(r) for r in rows]
 
 
-async def open_invitation(pool: asyncpg.Pool, token: str, now: datetime) -> dict[str, Any] | None:
-    """The invitation behind a link, if it can still be accepted."""
-    row = await pool.fetchrow(
-        "SELECT id, email, role FROM invitations WHERE token_hash = $1 "
-        "AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $2",
-        digest(token),
-        now,
+async def use_recovery_code(pool: asyncpg.Pool, user_id: int, code_digest: bytes) -> bool:
+    """Spend one recovery code; False when it is not one of the member's (or was used)."""
+    used = await pool.fetchval(
+        "UPDATE users SET recovery_codes = array_remove(recovery_codes, $2) "
+        "WHERE id = $1 AND $2 = ANY(recovery_codes) RETURNING 1",
+        user_id,
+        code_digest,
     )
-    return dict(row) if row else None
+    return used is not None

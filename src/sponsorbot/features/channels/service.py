@@ -50,6 +50,8 @@ SET_STATUS = """
 UPDATE channels SET status = $3, missing = $4, last_error = $5, checked_at = now()
 WHERE bot_id = $1 AND chat_id = $2
 """
+DELETE = "DELETE FROM channels WHERE bot_id = $1 AND chat_id = $2"
+CHAT_IDS = "SELECT chat_id FROM channels WHERE bot_id = $1"
 SET_LINK = """
 UPDATE channels SET invite_link = $3, invite_requests = $4 WHERE bot_id = $1 AND chat_id = $2
 """
@@ -67,7 +69,8 @@ def parse_ref(ref: str) -> int | str:
     if _INVITE.match(text):
         raise Invalid(
             "an invite link does not name a channel the bot can look up; use the channel's "
-            "@username, its -100... id, a post link, or forward a post to the bot"
+            "@username, its -100... id, a post link, or forward a post to the bot",
+            code="channel_ref",
         )
     link = _LINK.match(text)
     if link:
@@ -79,6 +82,7 @@ def parse_ref(ref: str) -> int | str:
         return "@" + name.group(1)
     raise Invalid(
         "not a channel reference: use @username, https://t.me/name, a post link or a -100... id",
+        code="channel_ref",
         ref=ref[:100],
     )
 
@@ -160,10 +164,11 @@ async def inspect(telegram: Bot, bot_id: int, ref: int | str) -> ChannelCheck:
         raise Refused(
             f"Telegram cannot show this chat to the bot ({exc.description}); for a private "
             "channel add the bot as an administrator first",
+            code="chat_hidden",
             telegram=exc.description,
         ) from None
     if chat.get("type") not in ("channel", "supergroup"):
-        raise Invalid("only channels and supergroups can be gate channels")
+        raise Invalid("only channels and supergroups can be gate channels", code="channel_ref")
     try:
         member = await telegram.get_chat_member(chat["id"], bot_id)
     except TelegramError as exc:
@@ -182,7 +187,9 @@ class ChannelService(OwnerService):
         telegram = await self._telegram(bot_id)
         check = await inspect(telegram, bot_id, target)
         if check.missing:
-            raise Refused(refusal(check.title, check.missing), missing=check.missing)
+            raise Refused(
+                refusal(check.title, check.missing), code="rights_missing", missing=check.missing
+            )
         await self.pool.execute(UPSERT, *check.args(bot_id))
         if check.username is None:
             await ensure_invite_link(self.pool, telegram, bot_id, check.chat_id, False)
@@ -216,13 +223,7 @@ class ChannelService(OwnerService):
 
     async def remove(self, bot_id: int, chat_id: int) -> None:
         """Forget a channel (it leaves the gate too)."""
-        done = await self.pool.execute(
-            "DELETE FROM channels WHERE bot_id = $1 AND chat_id = $2", bot_id, chat_id
-        )
-        if done == "DELETE 0":
-            await self.bots.get(bot_id)
-            raise NotFound(f"the bot has no channel {chat_id}")
-        self.config.invalidate(bot_id)
+        await self._change_one(DELETE, bot_id, chat_id, f"the bot has no channel {chat_id}")
 
     async def check(self, bot_id: int, chat_id: int) -> dict[str, Any]:
         """Re-check one channel now and return it with its new status."""
@@ -248,18 +249,12 @@ class ChannelService(OwnerService):
             return
         await self.pool.execute(UPSERT, *check.args(bot_id))
 
-    async def _limited(
-        self, limit: asyncio.Semaphore, telegram: Bot, bot_id: int, chat_id: int
-    ) -> None:
-        async with limit:
-            await self._recheck(telegram, bot_id, chat_id)
-
     async def recheck_all(self, pool: asyncpg.Pool) -> None:
         """The periodic job: every channel of every active bot, a few at a time."""
         limit = asyncio.Semaphore(8)
         for bot in await self.bots.active():
             telegram = self.api.bot(bot.token)
-            rows = await pool.fetch("SELECT chat_id FROM channels WHERE bot_id = $1", bot.info.id)
+            rows = await pool.fetch(CHAT_IDS, bot.info.id)
 
             async def one(
                 chat_id: int, telegram: Bot = telegram, bot_id: int = bot.info.id
@@ -302,6 +297,8 @@ async def create_invite_link(telegram: Bot, chat_id: int, requests: bool) -> str
             raise
         raise Refused(
             f"the bot cannot make an invite link there ({exc.description}): "
-            f"{RIGHT_NAMES[REQUIRED_RIGHT]}"
+            f"{RIGHT_NAMES[REQUIRED_RIGHT]}",
+            code="rights_missing",
+            missing=[REQUIRED_RIGHT],
         ) from None
     return str(made["invite_link"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.engine.calls import MEDIA_METHODS
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused, TooLarge
 from sponsorbot.features.service import OwnerService
 from sponsorbot.telegram import TelegramError
@@ -25,6 +26,9 @@ FILE_KINDS = ("document", "video", "photo")
 KINDS = (*FILE_KINDS, "text", "batch")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # the Bot API's limit for files a bot uploads
 MAX_ITEMS = 10
+MAX_CAPTION = 1024  # Telegram's caption limit
+MAX_TEXT = 4096  # Telegram's message limit
+MAX_AUTO_DELETE_S = 7 * 24 * 3600
 
 CONTENT_COLUMNS = """id, code, kind, items, caption, protect, auto_delete_s, enabled, created_by,
     created_at, updated_at"""
@@ -34,6 +38,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING {CONTENT_COLUMNS}
 """
 
+DELETE = "DELETE FROM contents WHERE bot_id = $1 AND id = $2"
 SEARCH = """(code = $2 OR caption ILIKE $3 OR EXISTS (
     SELECT FROM jsonb_array_elements(items) AS i
     WHERE i ->> 'caption' ILIKE $3 OR i ->> 'text' ILIKE $3))"""
@@ -81,6 +86,10 @@ class NewContent:
             raise Invalid("a content item needs at least one file or text")
         if len(self.items) > MAX_ITEMS and self.kind == "batch":
             raise Invalid(f"a batch holds at most {MAX_ITEMS} items")
+        for item in self.items:
+            if item.get("kind") == "text" and not 0 < len(str(item.get("text") or "")) <= MAX_TEXT:
+                raise Invalid(f"a text is 1 to {MAX_TEXT} characters", code="text_length")
+        check_options({"caption": self.caption, "auto_delete_s": self.auto_delete_s})
 
     def args(self, bot_id: int, code: str) -> tuple[Any, ...]:
         """The INSERT arguments."""
@@ -93,6 +102,19 @@ class NewContent:
             self.protect,
             self.auto_delete_s,
             self.created_by,
+        )
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Refuse a caption or an auto-delete time Telegram or we cannot honour."""
+    caption = options.get("caption")
+    if caption is not None and len(caption) > MAX_CAPTION:
+        raise Invalid(f"a caption holds up to {MAX_CAPTION} characters", code="caption_too_long")
+    auto_delete_s = options.get("auto_delete_s")
+    if auto_delete_s is not None and not 0 <= int(auto_delete_s) <= MAX_AUTO_DELETE_S:
+        raise Invalid(
+            f"auto-delete is 0 (never) to {MAX_AUTO_DELETE_S // 60} minutes",
+            code="auto_delete_range",
         )
 
 
@@ -144,16 +166,23 @@ class ContentService(OwnerService):
     ) -> dict[str, Any]:
         """Post the file to the bot's storage chat for a file_id, then store the item."""
         if len(data) > MAX_UPLOAD_BYTES:
-            raise TooLarge(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+            raise TooLarge(
+                f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB",
+                code="too_large",
+                limit=MAX_UPLOAD_BYTES,
+            )
         if not data:
-            raise Invalid("the file is empty")
+            raise Invalid("the file is empty", code="empty_file")
         if kind not in FILE_KINDS:
             raise Invalid(f"an uploaded file's kind must be one of {', '.join(FILE_KINDS)}")
         token = await self.bots.token(bot_id)
         storage = (await self.config.get(bot_id)).storage_chat_id
         if storage is None:
-            raise Conflict("set the bot's storage_chat_id first: uploads are stored there")
-        method = {"document": "sendDocument", "video": "sendVideo", "photo": "sendPhoto"}[kind]
+            raise Conflict(
+                "set the bot's storage_chat_id first: uploads are stored there",
+                code="no_storage_chat",
+            )
+        method = MEDIA_METHODS[kind]
         try:
             message = await self.api.bot(token).call(
                 method, {"chat_id": storage}, files={kind: (filename, data, content_type)}
@@ -163,11 +192,12 @@ class ContentService(OwnerService):
                 raise
             raise Refused(
                 f"Telegram refused the upload to the storage chat: {exc.description}",
+                code="storage_refused",
                 telegram=exc.description,
             ) from None
         item = item_of_message(message) if isinstance(message, dict) else None
         if item is None:
-            raise Refused("Telegram's answer to the upload holds no file")
+            raise Refused("Telegram's answer to the upload holds no file", code="storage_refused")
         item.pop("caption", None)
         stored = NewContent(
             item["kind"], [item], new.created_by, new.caption, new.protect, new.auto_delete_s
@@ -214,6 +244,7 @@ class ContentService(OwnerService):
         """Change caption, protect, auto_delete_s or enabled."""
         allowed = {"caption", "protect", "auto_delete_s", "enabled"}
         fields = {k: v for k, v in changes.items() if k in allowed}
+        check_options(fields)
         if fields:
             sets = ", ".join(f"{k} = ${i}" for i, k in enumerate(fields, start=3))
             done = await self.pool.execute(

@@ -1,8 +1,9 @@
 """Uploading in Telegram: an uploader sends files to the bot and gets the link back.
 
 One file: a link at once. ``/batch`` ... ``/done``: one link for everything sent in between
-(``/cancel`` drops it). A forwarded channel post adds that channel to the bot. Anyone not on
-the bot's uploader list gets the visitor's behaviour instead.
+(``/cancel`` drops it); the open batch is the uploader's conversation state. A forwarded channel
+post adds that channel to the bot. Anyone not on the bot's uploader list, and anything that is
+not an upload matter (``/start``, a plain word outside a batch), goes on to the gate.
 """
 
 from __future__ import annotations
@@ -11,10 +12,19 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.handlers import Context, UnitOfWork
-from sponsorbot.features.botconfig import BotConfig, ConfigCache
-from sponsorbot.features.channels import SET_LINK, UPSERT, create_invite_link, inspect, refusal
-from sponsorbot.features.content import (
+from sponsorbot.engine import calls, conversation
+from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
+from sponsorbot.engine.routing import UNHANDLED, Router
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.channels.service import (
+    SET_LINK,
+    UPSERT,
+    create_invite_link,
+    inspect,
+    refusal,
+)
+from sponsorbot.features.content.service import (
     INSERT,
     MAX_ITEMS,
     NewContent,
@@ -23,28 +33,15 @@ from sponsorbot.features.content import (
     new_code,
 )
 from sponsorbot.features.errors import FeatureError
+from sponsorbot.features.people import seen
 from sponsorbot.features.texts import language_of, render
 from sponsorbot.telegram import TelegramError
 
-BATCH = "SELECT items FROM upload_batches WHERE bot_id = $1 AND user_id = $2"
-OPEN_BATCH = """
-INSERT INTO upload_batches (bot_id, user_id) VALUES ($1, $2)
-ON CONFLICT (bot_id, user_id) DO UPDATE SET items = '[]', started_at = now()
-"""
-ADD_ITEM = """
-UPDATE upload_batches SET items = items || $3::jsonb WHERE bot_id = $1 AND user_id = $2
-"""
-CLOSE_BATCH = "DELETE FROM upload_batches WHERE bot_id = $1 AND user_id = $2"
-COMMANDS = ("/batch", "/done", "/cancel")
+BATCH = "upload:batch"
 
 
-def _command(text: str) -> str | None:
-    if not text.startswith("/"):
-        return None
-    return text.split(maxsplit=1)[0].split("@", 1)[0].lower()
-
-
-def _forwarded_chat(message: dict[str, Any]) -> dict[str, Any] | None:
+def forwarded_chat(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The channel a forwarded post came from, if it is one."""
     origin = message.get("forward_origin")
     if isinstance(origin, dict) and origin.get("type") == "channel":
         chat = origin.get("chat")
@@ -54,110 +51,130 @@ def _forwarded_chat(message: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class Uploads:
-    """The uploader's side of the message handler."""
+    """The uploader's side of the bot."""
 
     def __init__(self, config: ConfigCache) -> None:
         self.config = config
 
-    async def handle(self, message: dict[str, Any], ctx: Context, config: BotConfig) -> bool:
-        """Handle an uploader's message; False when it is not an upload matter (e.g. /start)."""
-        user_id = int(message["from"]["id"])
+    async def is_uploader(self, message: dict[str, Any], ctx: Context) -> bool:
+        """A router filter: the sender is on this bot's uploader list."""
+        config = await self.config.get(ctx.bot.id)
+        return int(message["from"]["id"]) in config.uploaders
+
+    def router(self) -> Router:
+        """The uploader's handlers, most specific first."""
+        router = Router("content: uploads")
+        mine = (ChatType("private"), from_person, self.is_uploader)
+        router.message(*mine, lambda m, _: forwarded_chat(m) is not None)(self.add_channel)
+        router.message(*mine, Command("batch"))(self.open_batch)
+        router.message(*mine, Command("cancel"))(self.cancel_batch)
+        router.message(*mine, Command("done"))(self.close_batch)
+        router.message(*mine, State(BATCH))(self.add_to_batch)
+        router.message(*mine)(self.single)
+        return router
+
+    async def _reply(self, message: dict[str, Any], ctx: Context, key: str, **values: Any) -> None:
+        config = await self.config.get(ctx.bot.id)
         lang = language_of(message["from"].get("language_code"))
-        text = str(message.get("text") or "")
-        command = _command(text)
-        forwarded = _forwarded_chat(message)
-        if forwarded is not None:
-            await self._add_channel(ctx, user_id, forwarded, lang, config)
-            return True
+        text = render(key, lang, config.texts, **values)
+        ctx.uow.queue(calls.send_message(int(message["from"]["id"]), text))
+
+    async def open_batch(self, message: dict[str, Any], ctx: Context) -> None:
+        """/batch: start gathering items (an open batch starts over)."""
+        seen(ctx.uow, message["from"])
+        conversation.begin(ctx.uow, int(message["from"]["id"]), BATCH, {"items": []})
+        await self._reply(message, ctx, "batch_started")
+
+    async def cancel_batch(self, message: dict[str, Any], ctx: Context) -> None:
+        """/cancel: drop the open batch."""
+        seen(ctx.uow, message["from"])
+        open_batch = await ctx.conversation()
+        conversation.end(ctx.uow, int(message["from"]["id"]))
+        in_batch = open_batch is not None and open_batch.state == BATCH
+        await self._reply(message, ctx, "batch_cancelled" if in_batch else "no_batch")
+
+    async def close_batch(self, message: dict[str, Any], ctx: Context) -> None:
+        """/done: one link for the items of the open batch."""
+        seen(ctx.uow, message["from"])
+        user_id = int(message["from"]["id"])
+        open_batch = await ctx.conversation()
+        if open_batch is None or open_batch.state != BATCH:
+            await self._reply(message, ctx, "no_batch")
+            return
+        items = list(open_batch.data.get("items") or [])
+        if not items:
+            await self._reply(message, ctx, "batch_empty")
+            return
+        conversation.end(ctx.uow, user_id)
+        kind = items[0]["kind"] if len(items) == 1 else "batch"
+        await self._store(message, ctx, NewContent(kind, items, f"tg:{user_id}"))
+
+    async def add_to_batch(self, message: dict[str, Any], ctx: Context) -> object:
+        """A file or a text while a batch is open: one more item."""
+        if command_of(message) is not None:
+            return UNHANDLED  # /start and other commands are not items
         item = item_of_message(message)
-        if command not in COMMANDS and item is None and (command is not None or not text):
-            return False  # /start and other commands, or a message without content
-        batch = await ctx.db.fetchrow(BATCH, ctx.bot.id, user_id)
-        if item is None and command is None:
-            if batch is None:
-                return False
+        text = message.get("text")
+        if item is None and isinstance(text, str) and text:
             item = {"kind": "text", "text": text}
-        uow = ctx.uow
+        if item is None:
+            return UNHANDLED
+        seen(ctx.uow, message["from"])
+        open_batch = await ctx.conversation()
+        items = list(open_batch.data.get("items") or []) if open_batch else []
+        if len(items) >= MAX_ITEMS:
+            await self._reply(message, ctx, "batch_added", count=f"{MAX_ITEMS}/{MAX_ITEMS}: /done")
+            return None
+        items.append(item)
+        conversation.begin(ctx.uow, int(message["from"]["id"]), BATCH, {"items": items})
+        await self._reply(message, ctx, "batch_added", count=len(items))
+        return None
 
-        def reply(key: str, **values: Any) -> None:
-            text = render(key, lang, config.texts, **values)
-            uow.send(user_id, "sendMessage", {"text": text, "parse_mode": "HTML"})
+    async def single(self, message: dict[str, Any], ctx: Context) -> object:
+        """One file outside a batch: a link for it at once."""
+        item = item_of_message(message)
+        if item is None:
+            return UNHANDLED
+        seen(ctx.uow, message["from"])
+        user_id = int(message["from"]["id"])
+        await self._store(message, ctx, NewContent(item["kind"], [item], f"tg:{user_id}"))
+        return None
 
-        if command == "/batch":
-            uow.execute(OPEN_BATCH, ctx.bot.id, user_id)
-            reply("batch_started")
-        elif command == "/cancel":
-            uow.execute(CLOSE_BATCH, ctx.bot.id, user_id)
-            reply("batch_cancelled" if batch is not None else "no_batch")
-        elif command == "/done":
-            if batch is None:
-                reply("no_batch")
-            elif not batch["items"]:
-                reply("batch_empty")
-            else:
-                items = list(batch["items"])
-                kind = items[0]["kind"] if len(items) == 1 else "batch"
-                uow.execute(CLOSE_BATCH, ctx.bot.id, user_id)
-                new = NewContent(kind, items, f"tg:{user_id}")
-                self._store(uow, ctx, user_id, new, lang, config)
-        elif item is not None and batch is not None:
-            count = len(batch["items"]) + 1
-            if count > MAX_ITEMS:
-                reply("batch_added", count=f"{MAX_ITEMS}/{MAX_ITEMS}: /done")
-            else:
-                uow.execute(ADD_ITEM, ctx.bot.id, user_id, [item])
-                reply("batch_added", count=count)
-        elif item is not None:
-            new = NewContent(item["kind"], [item], f"tg:{user_id}")
-            self._store(uow, ctx, user_id, new, lang, config)
-        return True
-
-    def _store(
-        self,
-        uow: UnitOfWork,
-        ctx: Context,
-        user_id: int,
-        new: NewContent,
-        lang: str,
-        config: BotConfig,
-    ) -> None:
+    async def _store(self, message: dict[str, Any], ctx: Context, new: NewContent) -> None:
         code = new_code()
+        bot_id = ctx.bot.id
 
         async def insert(conn: asyncpg.Connection) -> None:
             # A code collision fails the transaction; the retried update draws a new code.
-            await conn.execute(INSERT, *new.args(ctx.bot.id, code))
+            await conn.execute(INSERT, *new.args(bot_id, code))
 
-        uow.add(insert)
-        text = render("upload_saved", lang, config.texts, link=link(ctx.bot.username, code))
-        uow.send(user_id, "sendMessage", {"text": text, "parse_mode": "HTML"})
+        ctx.uow.run_in_transaction(insert)
+        await self._reply(message, ctx, "upload_saved", link=link(ctx.bot.username, code))
 
-    async def _add_channel(
-        self,
-        ctx: Context,
-        user_id: int,
-        chat: dict[str, Any],
-        lang: str,
-        config: BotConfig,
-    ) -> None:
+    async def add_channel(self, message: dict[str, Any], ctx: Context) -> None:
+        """A post forwarded from a channel: add that channel to the bot (checked live)."""
+        seen(ctx.uow, message["from"])
+        chat = forwarded_chat(message)
+        assert chat is not None
+        key, values = await self._add_channel(ctx, int(chat["id"]))
+        await self._reply(message, ctx, key, **values)
+
+    async def _add_channel(self, ctx: Context, chat_id: int) -> tuple[str, dict[str, str]]:
+        """Queue the channel's row (and invite link); the reply's text key and values."""
         uow = ctx.uow
         try:
-            check = await inspect(ctx.telegram, ctx.bot.id, int(chat["id"]))
+            check = await inspect(ctx.telegram, ctx.bot.id, chat_id)
             if check.missing:
-                reason = refusal(check.title, check.missing)
-            else:
-                uow.execute(UPSERT, *check.args(ctx.bot.id))
-                if check.username is None:
-                    url = await create_invite_link(ctx.telegram, check.chat_id, False)
-                    uow.execute(SET_LINK, ctx.bot.id, check.chat_id, url, False)
-                self.config.invalidate(ctx.bot.id)
-                text = render("channel_added", lang, config.texts, title=check.title)
-                uow.send(user_id, "sendMessage", {"text": text, "parse_mode": "HTML"})
-                return
+                return "channel_refused", {"reason": refusal(check.title, check.missing)}
+            uow.write_in_order(UPSERT, *check.args(ctx.bot.id))
+            if check.username is None:
+                url = await create_invite_link(ctx.telegram, check.chat_id, False)
+                uow.write_in_order(SET_LINK, ctx.bot.id, check.chat_id, url, False)
         except FeatureError as exc:
-            reason = exc.message
+            return "channel_refused", {"reason": exc.message}
         except TelegramError as exc:
             if exc.is_transient:
                 raise
-            reason = exc.description
-        text = render("channel_refused", lang, config.texts, reason=reason)
-        uow.send(user_id, "sendMessage", {"text": text, "parse_mode": "HTML"})
+            return "channel_refused", {"reason": exc.description}
+        self.config.invalidate(ctx.bot.id)
+        return "channel_added", {"title": check.title}

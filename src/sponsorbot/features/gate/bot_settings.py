@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sponsorbot.features.channels import ensure_invite_link
+from sponsorbot.features.channels.service import ensure_invite_link
 from sponsorbot.features.errors import Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService
-from sponsorbot.features.texts import DEFAULTS, KEYS, LANGUAGES, placeholders
+from sponsorbot.features.texts import DEFAULTS, KEYS, LANGUAGES, text_problem
 from sponsorbot.telegram import TelegramError
 
 GATE = """
@@ -16,10 +16,11 @@ FROM gate_channels g JOIN channels c ON c.bot_id = g.bot_id AND c.chat_id = g.ch
 WHERE g.bot_id = $1 ORDER BY g.position
 """
 ENSURE_SETTINGS = "INSERT INTO bot_settings (bot_id) VALUES ($1) ON CONFLICT DO NOTHING"
+DELETE_UPLOADER = "DELETE FROM uploaders WHERE bot_id = $1 AND user_id = $2"
 MAX_GATE = 10
 
 
-class SettingsService(OwnerService):
+class BotSettingsService(OwnerService):
     """The owner's settings of one bot's gate feature."""
 
     async def gate(self, bot_id: int) -> list[dict[str, Any]]:
@@ -32,9 +33,11 @@ class SettingsService(OwnerService):
         await self.bots.get(bot_id)
         ids = [chat_id for chat_id, _ in entries]
         if len(set(ids)) != len(ids):
-            raise Invalid("a channel appears twice in the gate")
+            raise Invalid("a channel appears twice in the gate", code="gate_twice")
         if len(ids) > MAX_GATE:
-            raise Invalid(f"a gate holds at most {MAX_GATE} channels")
+            raise Invalid(
+                f"a gate holds at most {MAX_GATE} channels", code="gate_full", most=MAX_GATE
+            )
         rows = await self.pool.fetch(
             "SELECT chat_id, username FROM channels WHERE bot_id = $1 AND chat_id = ANY($2)",
             bot_id,
@@ -45,6 +48,7 @@ class SettingsService(OwnerService):
         if unknown:
             raise NotFound(
                 "add these channels to the bot first: " + ", ".join(map(str, unknown)),
+                code="unknown_channels",
                 channel_ids=unknown,
             )
         private = [(c, r) for c, r in entries if known[c] is None]
@@ -73,23 +77,20 @@ class SettingsService(OwnerService):
         """Replace the overrides; an empty string or a missing key means "use the default"."""
         await self.bots.get(bot_id)
         clean: dict[str, dict[str, str]] = {}
+        problems: dict[str, dict[str, Any]] = {}
         for language, texts in overrides.items():
             if language not in LANGUAGES:
                 raise Invalid(f"texts exist in {', '.join(LANGUAGES)}, not {language!r}")
             for key, text in texts.items():
                 if key not in KEYS:
                     raise Invalid(f"no text is called {key!r}", known=sorted(KEYS))
-                if len(text) > 1000:
-                    raise Invalid(f"the text {key!r} is longer than 1000 characters")
-                extra = placeholders_of(text) - placeholders(DEFAULTS["en"][key])
-                if extra:
-                    raise Invalid(
-                        f"the text {key!r} may use only "
-                        f"{sorted(placeholders(DEFAULTS['en'][key])) or 'no placeholders'}",
-                        unknown=sorted(extra),
-                    )
-                if text:
+                problem = text_problem(key, text)
+                if problem is not None:
+                    problems[f"{language}.{key}"] = problem
+                elif text:
                     clean.setdefault(language, {})[key] = text
+        if problems:
+            raise Invalid(_problems_message(problems), code="texts_invalid", fields=problems)
         await self.pool.execute(ENSURE_SETTINGS, bot_id)
         await self.pool.execute(
             "UPDATE bot_settings SET texts = $2, updated_at = now() WHERE bot_id = $1",
@@ -142,13 +143,8 @@ class SettingsService(OwnerService):
 
     async def remove_uploader(self, bot_id: int, user_id: int) -> None:
         """Stop a Telegram user from uploading."""
-        done = await self.pool.execute(
-            "DELETE FROM uploaders WHERE bot_id = $1 AND user_id = $2", bot_id, user_id
-        )
-        if done == "DELETE 0":
-            await self.bots.get(bot_id)
-            raise NotFound(f"{user_id} is not an uploader of this bot")
-        self.config.invalidate(bot_id)
+        missing = f"{user_id} is not an uploader of this bot"
+        await self._change_one(DELETE_UPLOADER, bot_id, user_id, missing)
 
     async def decide_request(self, bot_id: int, chat_id: int, user_id: int, approve: bool) -> None:
         """Approve or decline a join request through the bot, and record the outcome."""
@@ -183,9 +179,15 @@ class SettingsService(OwnerService):
             )
 
 
-def placeholders_of(text: str) -> set[str]:
-    """The placeholders an owner's text uses; a malformed one is refused."""
-    try:
-        return placeholders(text)
-    except ValueError:
-        raise Invalid("unbalanced { or } in a text; write {{ and }} for braces") from None
+def _problems_message(problems: dict[str, dict[str, Any]]) -> str:
+    """The texts that cannot be used, in one line for the API."""
+    parts = []
+    for field, problem in problems.items():
+        if problem["problem"] == "too_long":
+            parts.append(f"{field} is longer than {problem['limit']} characters")
+        elif problem["problem"] == "unbalanced":
+            parts.append(f"{field} has an unbalanced {{ or }} (write {{{{ and }}}} for braces)")
+        else:
+            allowed = ", ".join("{" + name + "}" for name in problem["allowed"]) or "none"
+            parts.append(f"{field} may use only these placeholders: {allowed}")
+    return "texts cannot be used: " + "; ".join(parts)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sponsorbot.engine.handlers import Context
+from sponsorbot.engine.unit import Context
 from sponsorbot.features.botconfig import ConfigCache
-from sponsorbot.features.channels import SET_STATUS, UPSERT, from_chat
-from sponsorbot.features.events import Events
-from sponsorbot.features.membership import MembershipCache, is_member
+from sponsorbot.features.channels.service import SET_STATUS, UPSERT, from_chat
+from sponsorbot.features.gate.membership import MembershipCache, is_member
+from sponsorbot.features.stats.events import EventKind, Events
 
 RECORD_REQUEST = """
 INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3, 'pending')
@@ -31,9 +31,8 @@ class ChatUpdates:
         self.config = config
         self.members = members
 
-    async def chat_member(self, update: dict[str, Any], ctx: Context) -> None:
+    async def chat_member(self, body: dict[str, Any], ctx: Context) -> None:
         """A person joined or left a chat the bot administers."""
-        body = update["chat_member"]
         chat_id = int(body["chat"]["id"])
         old, new = body.get("old_chat_member") or {}, body.get("new_chat_member") or {}
         user_id = int(new["user"]["id"])
@@ -43,35 +42,35 @@ class ChatUpdates:
         events = Events(ctx.bot.id)
         if now and not was:
             self.members.remember(ctx.bot.id, chat_id, user_id)
-            ctx.uow.execute(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
+            ctx.uow.write_in_order(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
             link = (body.get("invite_link") or {}).get("invite_link")
-            events.add("joined", user_id, chat_id=chat_id, data={"link": link} if link else None)
+            events.add(
+                EventKind.JOINED, user_id, chat_id=chat_id, data={"link": link} if link else None
+            )
         elif was and not now:
             # Dropped at once: the next link asks Telegram again.
             self.members.forget(ctx.bot.id, chat_id, user_id)
-            ctx.uow.execute(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
-            events.add("left", user_id, chat_id=chat_id, data={"status": new.get("status")})
+            ctx.uow.write_in_order(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
+            events.add(EventKind.LEFT, user_id, chat_id=chat_id, data={"status": new.get("status")})
         events.flush(ctx.uow)
 
-    async def join_request(self, update: dict[str, Any], ctx: Context) -> None:
+    async def join_request(self, body: dict[str, Any], ctx: Context) -> None:
         """Record a pending join request (the gate may count it as joined)."""
-        body = update["chat_join_request"]
         chat_id = int(body["chat"]["id"])
         user_id = int(body["from"]["id"])
-        ctx.uow.execute(RECORD_REQUEST, ctx.bot.id, chat_id, user_id)
+        ctx.uow.write_in_order(RECORD_REQUEST, ctx.bot.id, chat_id, user_id)
         events = Events(ctx.bot.id)
-        events.add("join_request", user_id, chat_id=chat_id)
+        events.add(EventKind.JOIN_REQUEST, user_id, chat_id=chat_id)
         events.flush(ctx.uow)
 
-    async def my_chat_member(self, update: dict[str, Any], ctx: Context) -> None:
+    async def my_chat_member(self, body: dict[str, Any], ctx: Context) -> None:
         """The bot's own membership changed: pick up channels, note lost rights, blocks."""
-        body = update["my_chat_member"]
         chat = body["chat"]
         new = body.get("new_chat_member") or {}
         status = new.get("status")
         if chat.get("type") == "private":
             blocked_at = body.get("date") if status == "kicked" else None
-            ctx.uow.execute(
+            ctx.uow.write_in_order(
                 BLOCKED,
                 ctx.bot.id,
                 int(chat["id"]),
@@ -82,13 +81,13 @@ class ChatUpdates:
             return
         if status in ("administrator", "creator"):
             check = from_chat(chat, new)
-            ctx.uow.execute(UPSERT, *check.args(ctx.bot.id))
+            ctx.uow.write_in_order(UPSERT, *check.args(ctx.bot.id))
         elif status in ("left", "kicked"):
-            ctx.uow.execute(
+            ctx.uow.write_in_order(
                 SET_STATUS, ctx.bot.id, int(chat["id"]), "unreachable", [], "the bot left the chat"
             )
         else:
-            ctx.uow.execute(
+            ctx.uow.write_in_order(
                 SET_STATUS,
                 ctx.bot.id,
                 int(chat["id"]),

@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.handlers import UnitOfWork
+from sponsorbot.engine.unit import UnitOfWork
+
+
+class EventKind(StrEnum):
+    """The statistics vocabulary: every kind of event a feature records.
+
+    The database holds the same list (the CHECK on events.kind); a new kind needs both.
+    """
+
+    STARTED = "started"
+    GATE_SHOWN = "gate_shown"
+    GATE_PASSED = "gate_passed"
+    CONTENT_SENT = "content_sent"
+    UNKNOWN_CODE = "unknown_code"
+    JOINED = "joined"
+    LEFT = "left"
+    JOIN_REQUEST = "join_request"
+    CHANNEL_UNKNOWN = "channel_unknown"
+
 
 INSERT = """
 INSERT INTO events (bot_id, kind, user_id, content_id, chat_id, data)
@@ -34,13 +53,13 @@ class Events:
     """Events of one update; `flush` adds a single INSERT to the unit of work."""
 
     bot_id: int
-    rows: list[tuple[str, int | None, int | None, int | None, dict[str, Any] | None]] = field(
+    rows: list[tuple[EventKind, int | None, int | None, int | None, dict[str, Any] | None]] = field(
         default_factory=list
     )
 
     def add(
         self,
-        kind: str,
+        kind: EventKind,
         user_id: int | None = None,
         *,
         content_id: int | None = None,
@@ -55,5 +74,5 @@ class Events:
         if not self.rows:
             return
         kinds, users, contents, chats, data = (list(col) for col in zip(*self.rows, strict=True))
-        uow.write(INSERT, self.bot_id, kinds, users, contents, chats, data)
+        uow.write_alone(INSERT, self.bot_id, kinds, users, contents, chats, data)
         self.rows = []

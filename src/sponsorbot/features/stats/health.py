@@ -1,28 +1,8 @@
-"""Per-bot health: queue depth, oldest waiting, in hand, dead, outbox, sends and 429s."""
+"""Per-bot health as text: Prometheus series for /metrics, a table for `sponsorbot status`."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import asyncpg
-
-STATUS = """
-SELECT b.id, b.username, b.mode, b.status, b.token_tail,
-       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'pending') AS waiting,
-       (SELECT coalesce(extract(epoch FROM now() - min(i.received_at)), 0)
-          FROM inbox i WHERE i.bot_id = b.id AND i.status = 'pending') AS oldest_s,
-       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'processing') AS in_hand,
-       (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'dead') AS dead,
-       (SELECT count(*) FROM outbox o WHERE o.bot_id = b.id AND o.status = 'pending') AS outbox,
-       (SELECT coalesce(sum(s.sent), 0) FROM send_stats s
-         WHERE s.bot_id = b.id AND s.minute >= date_trunc('minute', now()) - interval '1 minute')
-         AS sent_1m,
-       (SELECT coalesce(sum(s.throttled), 0) FROM send_stats s
-         WHERE s.bot_id = b.id AND s.minute >= date_trunc('minute', now()) - interval '1 minute')
-         AS throttled_1m
-FROM bots b
-ORDER BY b.id
-"""
 
 METRICS: list[tuple[str, str, str]] = [
     ("waiting", "sponsorbot_inbox_waiting", "Updates waiting to be handled"),
@@ -33,11 +13,6 @@ METRICS: list[tuple[str, str, str]] = [
     ("sent_1m", "sponsorbot_sent_last_minute", "Calls sent in the current and last minute"),
     ("throttled_1m", "sponsorbot_429_last_minute", "429 answers in the current and last minute"),
 ]
-
-
-async def bot_status(pool: asyncpg.Pool) -> list[dict[str, Any]]:
-    """One row of figures per bot."""
-    return [dict(r) for r in await pool.fetch(STATUS)]
 
 
 def _label(value: str) -> str:

@@ -1,0 +1,1 @@
+"""Features: one package each (gate, content, channels, bots, stats, accounts); `all` lists them."""

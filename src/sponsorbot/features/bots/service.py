@@ -1,0 +1,111 @@
+"""The owner's side of bots: connect, pause, resume, switch mode, remove; errors in the
+features' family, so the web maps one family of errors."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from sponsorbot.engine.bots import (
+    ActiveBot,
+    BotError,
+    BotExists,
+    BotNotFound,
+    BotService,
+    BotTokenMalformed,
+    BotTokenRefused,
+    WebhookUnavailable,
+)
+from sponsorbot.engine.intake import Intake
+from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused
+from sponsorbot.telegram import BotApi
+
+# The engine's refusals, as owners read them, with a stable code for the panel's texts.
+_AS_FEATURE: tuple[tuple[type[BotError], type[FeatureError], str], ...] = (
+    (BotTokenMalformed, Invalid, "token_malformed"),
+    (BotTokenRefused, Refused, "token_refused"),
+    (BotExists, Conflict, "bot_exists"),
+    (BotNotFound, NotFound, "bot_not_found"),
+    (WebhookUnavailable, Invalid, "webhook_unavailable"),
+)
+
+
+@contextlib.contextmanager
+def _owner_errors() -> Iterator[None]:
+    try:
+        yield
+    except BotError as exc:
+        for engine_cls, feature_cls, code in _AS_FEATURE:
+            if isinstance(exc, engine_cls):
+                raise feature_cls(str(exc), code=code) from None
+        raise FeatureError(str(exc)) from None
+
+
+class BotsService:
+    """Bots as the owner manages them (tokens never leave it but through `token`)."""
+
+    def __init__(self, bots: BotService, api: BotApi, intake: Intake) -> None:
+        self._bots = bots
+        self._api = api
+        self.intake = intake
+
+    @property
+    def webhook_possible(self) -> bool:
+        """Whether webhook mode can be chosen (a public URL is set)."""
+        return self._bots.public_url is not None
+
+    def default_mode(self) -> str:
+        """Webhooks when there is a public URL, long polling otherwise."""
+        return self._bots.default_mode()
+
+    async def add(self, token: str, mode: str | None = None) -> dict[str, Any]:
+        """Connect a bot by its token (checked live)."""
+        with _owner_errors():
+            return await self._bots.add(token, mode)
+
+    async def get(self, bot_id: int) -> dict[str, Any]:
+        """One bot's public fields; NotFound for an unknown id."""
+        with _owner_errors():
+            return await self._bots.get(bot_id)
+
+    async def all(self) -> list[dict[str, Any]]:
+        """All bots' public fields, oldest first."""
+        return await self._bots.all()
+
+    async def token(self, bot_id: int) -> str:
+        """The decrypted token (for calls made as the bot; never shown)."""
+        with _owner_errors():
+            return await self._bots.token(bot_id)
+
+    async def pause(self, bot_id: int) -> dict[str, Any]:
+        """Stop serving a bot."""
+        with _owner_errors():
+            return await self._bots.pause(bot_id)
+
+    async def resume(self, bot_id: int) -> dict[str, Any]:
+        """Serve a paused bot again."""
+        with _owner_errors():
+            return await self._bots.resume(bot_id)
+
+    async def set_status(self, bot_id: int, status: str) -> dict[str, Any]:
+        """Pause (`paused`) or resume (`active`)."""
+        return await (self.pause(bot_id) if status == "paused" else self.resume(bot_id))
+
+    async def set_mode(self, bot_id: int, mode: str) -> dict[str, Any]:
+        """Switch between webhook and long polling."""
+        with _owner_errors():
+            return await self._bots.set_mode(bot_id, mode)
+
+    async def remove(self, bot_id: int) -> None:
+        """Remove a bot and everything queued for it."""
+        with _owner_errors():
+            await self._bots.remove(bot_id)
+
+    async def active(self) -> list[ActiveBot]:
+        """The active bots with their tokens (for periodic jobs that call Telegram as them)."""
+        return await self._bots.active()
+
+    async def webhook_info(self, bot_id: int) -> dict[str, Any]:
+        """What Telegram says of the bot's webhook (getWebhookInfo)."""
+        return await self._api.bot(await self.token(bot_id)).get_webhook_info()

@@ -1,0 +1,19 @@
+"""Content: items and their links, made in the panel, the API, or by uploaders in Telegram."""
+
+from __future__ import annotations
+
+from sponsorbot.features.base import Feature, Parts, Shared
+from sponsorbot.features.content.service import ContentService
+from sponsorbot.features.content.uploads import Uploads
+
+
+def setup(shared: Shared) -> Parts:
+    """The content service and the uploader's handlers."""
+    engine = shared.engine
+    return Parts(
+        router=Uploads(shared.config).router(),
+        services=[ContentService(engine.pool, engine.api, shared.bots, shared.config)],
+    )
+
+
+FEATURE = Feature("content", setup)

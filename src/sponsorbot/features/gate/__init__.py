@@ -1,0 +1,48 @@
+"""The forced-join gate: a visitor's /start, the gate message, "I've joined", the content, and
+the chat updates that keep membership and channel rights current."""
+
+from __future__ import annotations
+
+from sponsorbot.engine.filters import ChatType, CommandStart, from_person
+from sponsorbot.engine.routing import Router
+from sponsorbot.features.base import Feature, Parts, Shared
+from sponsorbot.features.gate.bot_settings import BotSettingsService
+from sponsorbot.features.gate.chats import ChatUpdates
+from sponsorbot.features.gate.visitor import Joined, Visitor
+from sponsorbot.features.stats.events import EventKind
+
+PRIVATE = ChatType("private")
+
+
+def setup(shared: Shared) -> Parts:
+    """The gate's handlers and its owner-side settings service."""
+    visitor = Visitor(shared.config, shared.members)
+    chats = ChatUpdates(shared.config, shared.members)
+    router = Router("gate")
+    router.message(PRIVATE, from_person, CommandStart())(visitor.start)
+    router.callback_query(Joined.filter())(visitor.joined)
+    router.chat_member()(chats.chat_member)
+    router.my_chat_member()(chats.my_chat_member)
+    router.chat_join_request()(chats.join_request)
+    fallback = Router("gate: welcome")
+    fallback.message(PRIVATE, from_person)(visitor.welcome)
+    engine = shared.engine
+    return Parts(
+        router=router,
+        fallback=fallback,
+        services=[BotSettingsService(engine.pool, engine.api, shared.bots, shared.config)],
+        event_kinds=(
+            EventKind.STARTED,
+            EventKind.GATE_SHOWN,
+            EventKind.GATE_PASSED,
+            EventKind.CONTENT_SENT,
+            EventKind.UNKNOWN_CODE,
+            EventKind.JOINED,
+            EventKind.LEFT,
+            EventKind.JOIN_REQUEST,
+            EventKind.CHANNEL_UNKNOWN,
+        ),
+    )
+
+
+FEATURE = Feature("gate", setup)
