@@ -9,16 +9,16 @@ from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
-from sponsorbot.engine.core import Engine
-from sponsorbot.engine.health import bot_status, prometheus_text
-from sponsorbot.features import attach
+from sponsorbot.features.base import Features
 from sponsorbot.web.api import install_api
+from sponsorbot.web.deps import Services
+from sponsorbot.web.errors import install_refusals
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.webhooks import WebhookIntake
 
 
 def create_app(
-    settings: Settings, db: Database, engine: Engine, panel: PanelConfig | None = None
+    settings: Settings, db: Database, features: Features, panel: PanelConfig | None = None
 ) -> FastAPI:
     """The api role's application: health, metrics, webhooks, the panel; the owner API too."""
     app = FastAPI(
@@ -28,14 +28,16 @@ def create_app(
         docs_url="/api/docs",
         redoc_url=None,
     )
+    services = Services.of(features)
     app.state.settings = settings
     app.state.db = db
-    app.state.engine = engine
-    install_api(app, attach(engine))
+    app.state.services = services
+    install_api(app)
     secure = (settings.public_url or "").startswith("https://")
-    mount_panel(app, db.pool, engine.bots, panel or PanelConfig(secure_cookies=secure))
+    mount_panel(app, db.pool, services.bots, panel or PanelConfig(secure_cookies=secure))
+    install_refusals(app)
     # Added last, so it is the outermost middleware: webhooks pass through nothing else.
-    app.add_middleware(WebhookIntake, pool=db.pool, notifier=engine.notifier)
+    app.add_middleware(WebhookIntake, intake=services.bots.intake)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
@@ -52,7 +54,7 @@ def create_app(
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> PlainTextResponse:
-        rows = await bot_status(db.pool)
-        return PlainTextResponse(prometheus_text(rows), media_type="text/plain; version=0.0.4")
+        text = await services.statistics.prometheus()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return app

@@ -6,8 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
-from sponsorbot.features import Features
-from sponsorbot.web.api import routes_bots, routes_content, routes_gate
+from sponsorbot.web.api import (
+    routes_bot_texts,
+    routes_bots,
+    routes_channels,
+    routes_content,
+    routes_tokens,
+)
 from sponsorbot.web.api.errors import install_errors
 from sponsorbot.web.api.models import ContentIn, ErrorOut
 
@@ -24,12 +29,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def install_api(app: FastAPI, features: Features) -> None:
+def install_api(app: FastAPI) -> None:
     """Mount the owner API and its JSON error handlers on the application."""
-    app.state.features = features
     api = APIRouter(prefix="/api/v1", responses=ERRORS)
     api.include_router(routes_bots.router, tags=["bots"])
-    api.include_router(routes_gate.router, tags=["channels and gate"])
+    api.include_router(routes_tokens.router, tags=["API tokens"])
+    api.include_router(routes_channels.router, tags=["channels and gate"])
+    api.include_router(routes_bot_texts.router, tags=["texts and uploaders"])
     api.include_router(routes_content.router, tags=["content"])
     app.include_router(api)
     install_errors(app)

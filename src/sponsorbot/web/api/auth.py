@@ -12,20 +12,14 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from sponsorbot.features import Features
-from sponsorbot.features.tokens import Principal
+from sponsorbot.features.accounts.api_tokens import ROLES, Principal
+from sponsorbot.web.deps import services_of
 
-READ = frozenset({"owner", "admin", "editor", "analyst"})
+READ = frozenset(ROLES)
 EDIT = frozenset({"owner", "admin", "editor"})
 ADMIN = frozenset({"owner", "admin"})
 
 bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot token create`.")
-
-
-def features_of(request: Request) -> Features:
-    """The Features the application was built with."""
-    features: Features = request.app.state.features
-    return features
 
 
 def require(roles: frozenset[str]) -> Callable[..., Awaitable[Principal]]:
@@ -41,7 +35,7 @@ def require(roles: frozenset[str]) -> Callable[..., Awaitable[Principal]]:
                 "send Authorization: Bearer <token> (sponsorbot token create)",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-        who = await features_of(request).tokens.authenticate(credentials.credentials)
+        who = await services_of(request).tokens.authenticate(credentials.credentials)
         if who is None:
             raise HTTPException(
                 401, "the token is unknown or revoked", headers={"WWW-Authenticate": "Bearer"}
@@ -51,9 +45,3 @@ def require(roles: frozenset[str]) -> Callable[..., Awaitable[Principal]]:
         return who
 
     return check
-
-
-Reader = Annotated[Principal, Depends(require(READ))]
-Editor = Annotated[Principal, Depends(require(EDIT))]
-Admin = Annotated[Principal, Depends(require(ADMIN))]
-Service = Annotated[Features, Depends(features_of)]

@@ -1,5 +1,6 @@
 """JSON errors for the owner API: {"error": "...", ...} with the right status, never a 500
-for bad input. Paths outside /api keep FastAPI's own answers (the panel renders its own)."""
+for bad input. Paths outside /api keep FastAPI's own answers (the panel renders its own);
+feature refusals reach `refusal` through the one handler in `web.errors`."""
 
 from __future__ import annotations
 
@@ -15,14 +16,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from sponsorbot.engine.bots import (
-    BotError,
-    BotExists,
-    BotNotFound,
-    BotTokenMalformed,
-    BotTokenRefused,
-    WebhookUnavailable,
-)
 from sponsorbot.features.errors import (
     Conflict,
     FeatureError,
@@ -42,13 +35,6 @@ FEATURE_STATUS: dict[type[FeatureError], int] = {
     Refused: 400,
     TooLarge: 413,
 }
-BOT_STATUS: dict[type[BotError], int] = {
-    BotTokenMalformed: 422,
-    BotTokenRefused: 400,
-    BotExists: 409,
-    BotNotFound: 404,
-    WebhookUnavailable: 422,
-}
 
 
 def error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -56,7 +42,8 @@ def error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
-def _is_api(request: Request) -> bool:
+def is_api(request: Request) -> bool:
+    """Whether the request is for the owner API (JSON errors) rather than the panel."""
     return request.url.path.startswith("/api/")
 
 
@@ -70,7 +57,7 @@ def _details(exc: RequestValidationError) -> list[dict[str, Any]]:
 async def on_validation(request: Request, exc: Exception) -> Response:
     """422 naming each bad field; 400 when the body is not JSON at all."""
     assert isinstance(exc, RequestValidationError)
-    if not _is_api(request):
+    if not is_api(request):
         return await request_validation_exception_handler(request, exc)
     if any(e.get("type") == "json_invalid" for e in exc.errors()):
         return error(400, "the body is not valid JSON")
@@ -80,7 +67,7 @@ async def on_validation(request: Request, exc: Exception) -> Response:
 async def on_http(request: Request, exc: Exception) -> Response:
     """404 for unknown paths, 405 for wrong methods, ... as JSON under /api."""
     assert isinstance(exc, HTTPException)
-    if not _is_api(request):
+    if not is_api(request):
         return await http_exception_handler(request, exc)
     response = error(exc.status_code, str(exc.detail))
     if exc.headers:
@@ -88,21 +75,12 @@ async def on_http(request: Request, exc: Exception) -> Response:
     return response
 
 
-async def on_feature(request: Request, exc: Exception) -> Response:
-    """A service refused the request."""
-    assert isinstance(exc, FeatureError)
-    status = next((s for cls, s in FEATURE_STATUS.items() if isinstance(exc, cls)), 400)
-    return error(status, exc.message, **exc.details)
-
-
-async def on_bot(request: Request, exc: Exception) -> Response:
-    """A bot operation refused."""
-    status = next((s for cls, s in BOT_STATUS.items() if isinstance(exc, cls)), 400)
-    return error(status, str(exc))
-
-
-async def on_telegram(request: Request, exc: Exception) -> Response:
-    """Telegram failed us: unreachable or 5xx is 503 (try again), anything else 400."""
+def refusal(request: Request, exc: Exception) -> Response:
+    """A service's or Telegram's refusal as JSON: the status, the message, a stable code."""
+    if isinstance(exc, FeatureError):
+        status = next((s for cls, s in FEATURE_STATUS.items() if isinstance(exc, cls)), 400)
+        extra = {"code": exc.code} if exc.code else {}
+        return error(status, exc.message, **extra, **exc.details)
     assert isinstance(exc, TelegramError)
     if exc.is_transient:
         return error(503, "Telegram is unreachable right now; try again", telegram=exc.description)
@@ -113,6 +91,3 @@ def install_errors(app: FastAPI) -> None:
     """Install the handlers on the application."""
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
-    app.add_exception_handler(FeatureError, on_feature)
-    app.add_exception_handler(BotError, on_bot)
-    app.add_exception_handler(TelegramError, on_telegram)

@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
-from sponsorbot.features import Features
-from sponsorbot.features.errors import Conflict
-from sponsorbot.web.api.auth import Admin, Reader, Service
+from sponsorbot.web.api.deps import Admin, Limit, Offset, Reader, Service
 from sponsorbot.web.api.models import (
     BotIn,
     BotOut,
     BotPatch,
     MeOut,
     Page,
-    TokenIn,
-    TokenOut,
     WebhookOut,
 )
+from sponsorbot.web.deps import Services
 
 router = APIRouter()
-Limit = Annotated[int, Query(ge=1, le=200)]
-Offset = Annotated[int, Query(ge=0, le=10_000_000)]
 
 
-async def bot_out(features: Features, bot: dict[str, Any]) -> dict[str, Any]:
+async def bot_out(features: Services, bot: dict[str, Any]) -> dict[str, Any]:
     """A bot with its storage chat."""
-    return {**bot, "storage_chat_id": await features.settings.storage_chat(bot["id"])}
+    return {**bot, "storage_chat_id": await features.bot_settings.storage_chat(bot["id"])}
 
 
 @router.get("/me", response_model=MeOut, summary="Who the token belongs to")
@@ -58,7 +53,7 @@ async def get_bot(bot_id: int, who: Reader, features: Service) -> dict[str, Any]
 async def patch_bot(bot_id: int, body: BotPatch, who: Admin, features: Service) -> dict[str, Any]:
     bot = await features.bots.get(bot_id)
     if body.storage_chat_id is not None or body.clear_storage_chat:
-        await features.settings.set_storage_chat(bot_id, body.storage_chat_id)
+        await features.bot_settings.set_storage_chat(bot_id, body.storage_chat_id)
     if body.mode is not None and body.mode != bot["mode"]:
         bot = await features.bots.set_mode(bot_id, body.mode)
     if body.status == "paused" and bot["status"] != "paused":
@@ -87,28 +82,5 @@ async def remove_bot(bot_id: int, who: Admin, features: Service) -> Response:
 @router.get("/bots/{bot_id}/webhook", response_model=WebhookOut, summary="Webhook health")
 async def webhook(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
     bot = await features.bots.get(bot_id)
-    token = await features.bots.token(bot_id)
-    info = await features.engine.api.bot(token).get_webhook_info()
+    info = await features.bots.webhook_info(bot_id)
     return {"mode": bot["mode"], "info": info}
-
-
-@router.get("/tokens", response_model=Page[TokenOut], summary="List API tokens")
-async def list_tokens(
-    who: Admin, features: Service, limit: Limit = 50, offset: Offset = 0
-) -> dict[str, Any]:
-    rows, total = await features.tokens.all(limit, offset)
-    return {"items": rows, "total": total, "limit": limit, "offset": offset}
-
-
-@router.post("/tokens", status_code=201, response_model=TokenOut, summary="Create an API token")
-async def create_token(body: TokenIn, who: Admin, features: Service) -> dict[str, Any]:
-    if not who.outranks_or_equals(body.role):
-        raise Conflict(f"a {who.role} token cannot create a {body.role} token")
-    row, token = await features.tokens.create(body.name, body.role)
-    return {**row, "token": token}
-
-
-@router.delete("/tokens/{token_id}", status_code=204, summary="Revoke an API token")
-async def revoke_token(token_id: int, who: Admin, features: Service) -> Response:
-    await features.tokens.revoke(token_id)
-    return Response(status_code=204)

@@ -9,9 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.datastructures import UploadFile
 
-from sponsorbot.features.content import MAX_UPLOAD_BYTES, NewContent, kind_of
-from sponsorbot.features.errors import Invalid, TooLarge
-from sponsorbot.web.api.auth import Editor, Reader, Service
+from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, NewContent, kind_of
+from sponsorbot.features.errors import Invalid
+from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
 from sponsorbot.web.api.models import (
     MAX_AUTO_DELETE_MIN,
     ContentIn,
@@ -20,10 +20,9 @@ from sponsorbot.web.api.models import (
     FileKind,
     Page,
 )
-from sponsorbot.web.api.routes_bots import Limit, Offset
+from sponsorbot.web.uploads import read_file, refuse_declared_size
 
 router = APIRouter()
-FORM_OVERHEAD = 64 * 1024
 
 
 class UploadForm(BaseModel):
@@ -118,9 +117,7 @@ async def create_content(
 
 
 async def _upload(bot_id: int, request: Request, features: Service, by: str) -> dict[str, Any]:
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + FORM_OVERHEAD:
-        raise TooLarge(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+    refuse_declared_size(request, MAX_UPLOAD_BYTES)
     await features.bots.get(bot_id)
     try:
         form = await request.form(max_files=1, max_fields=10)
@@ -135,7 +132,7 @@ async def _upload(bot_id: int, request: Request, features: Service, by: str) -> 
             options = UploadForm.model_validate(fields)
         except ValidationError as exc:
             raise _invalid(exc) from None
-        data = await file.read(MAX_UPLOAD_BYTES + 1)
+        data = await read_file(file, MAX_UPLOAD_BYTES)
         content_type = file.content_type or "application/octet-stream"
         kind = options.kind or kind_of(content_type)
         new = NewContent(

@@ -10,13 +10,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from sponsorbot.engine.bots import BotService
-from sponsorbot.web.panel import accounts
+from sponsorbot.features.accounts import users as accounts
+from sponsorbot.features.bots.service import BotsService
 from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
+from sponsorbot.web.panel.routes_bots import router as bots_router
 from sponsorbot.web.panel.routes_content import router as content_router
+from sponsorbot.web.panel.routes_dashboard import router as dashboard_router
 from sponsorbot.web.panel.routes_gate import router as gate_router
-from sponsorbot.web.panel.routes_pages import router as pages_router
 from sponsorbot.web.panel.routes_team import router as team_router
 from sponsorbot.web.panel.routes_tokens import router as tokens_router
 from sponsorbot.web.panel.web import (
@@ -43,13 +44,14 @@ def _viewer(request: Request) -> Viewer | None:
 
 
 def mount_panel(
-    app: FastAPI, pool: asyncpg.Pool, bots: BotService, config: PanelConfig | None = None
+    app: FastAPI, pool: asyncpg.Pool, bots: BotsService, config: PanelConfig | None = None
 ) -> None:
     """Add the panel's pages, its static files and its error pages to the app."""
     app.state.panel = Panel(pool, bots, config or PanelConfig(), make_environment())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(auth_router)
-    app.include_router(pages_router)
+    app.include_router(dashboard_router)
+    app.include_router(bots_router)
     app.include_router(team_router)
     app.include_router(gate_router)
     app.include_router(content_router)

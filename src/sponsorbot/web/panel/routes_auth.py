@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import re
-from typing import Annotated
 
-import asyncpg
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.web.panel import accounts
-from sponsorbot.web.panel.audit import Actor, record
-from sponsorbot.web.panel.i18n import LANGUAGES
-from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.security import (
+from sponsorbot.features.accounts import invitations
+from sponsorbot.features.accounts import users as accounts
+from sponsorbot.features.accounts.audit import Actor, record
+from sponsorbot.features.accounts.security import (
     MIN_PASSWORD,
     check_password,
     check_totp,
@@ -22,6 +18,10 @@ from sponsorbot.web.panel.security import (
     hash_password,
     normalize_code,
 )
+from sponsorbot.features.errors import Conflict
+from sponsorbot.web.panel.deps import Account, Public
+from sponsorbot.web.panel.i18n import LANGUAGES
+from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import (
     LANG_COOKIE,
     SESSION_COOKIE,
@@ -30,19 +30,13 @@ from sponsorbot.web.panel.web import (
     address_of,
     audit,
     panel_of,
-    public,
     redirect,
     render,
-    require,
     safe_next,
     set_cookie,
 )
 
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
 router = APIRouter(include_in_schema=False, tags=["panel"])
-Public = Annotated[Viewer, Depends(public())]
-Account = Annotated[Viewer, Depends(require("account"))]
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -59,7 +53,7 @@ def check_new_member(values: dict[str, str], need_email: bool = True) -> dict[st
     errors: dict[str, str] = {}
     if not values.get("name"):
         errors["name"] = _("Enter your name.")
-    if need_email and not EMAIL.match(values.get("email", "")):
+    if need_email and not accounts.EMAIL.match(values.get("email", "")):
         errors["email"] = _("Enter an e-mail address like name@example.com.")
     if len(values.get("password", "")) < MIN_PASSWORD:
         errors["password"] = _("Use at least %(n)s characters.", n=MIN_PASSWORD)
@@ -232,13 +226,7 @@ async def two_step_submit(request: Request, viewer: Public) -> Response:
     passed = secret is not None and check_totp(secret, code, now)
     kind = "signin"
     if not passed and code:
-        used = await panel.pool.fetchval(
-            "UPDATE users SET recovery_codes = array_remove(recovery_codes, $2) "
-            "WHERE id = $1 AND $2 = ANY(recovery_codes) RETURNING 1",
-            user.id,
-            digest(normalize_code(code)),
-        )
-        passed = used is not None
+        passed = await accounts.use_recovery_code(panel.pool, user.id, digest(normalize_code(code)))
         kind = "signin.recovery_code"
     if not passed:
         await record(panel.pool, now, who, "signin.two_step_failed", user.email)
@@ -294,9 +282,7 @@ async def switch_language(request: Request, viewer: Public) -> Response:
     if language not in LANGUAGES:
         return redirect(request, target)
     if viewer.session is not None and viewer.session.state == "active":
-        await panel.pool.execute(
-            "UPDATE users SET language = $2 WHERE id = $1", viewer.user.id, language
-        )
+        await accounts.set_language(panel.pool, viewer.user.id, language)
     response = redirect(request, target)
     set_cookie(request, response, LANG_COOKIE, language, max_age=365 * 86400)
     return response
@@ -308,7 +294,7 @@ async def switch_language(request: Request, viewer: Public) -> Response:
 @router.get("/invite/{token}")
 async def invitation_page(request: Request, token: str, viewer: Public) -> Response:
     """Accept an invitation: choose a name and password."""
-    invitation = await accounts.open_invitation(
+    invitation = await invitations.open_invitation(
         panel_of(request).pool, token, panel_of(request).config.clock()
     )
     if invitation is None:
@@ -322,7 +308,7 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
     """Create the member the invitation names, and sign them in."""
     panel = panel_of(request)
     now = panel.config.clock()
-    invitation = await accounts.open_invitation(panel.pool, token, now)
+    invitation = await invitations.open_invitation(panel.pool, token, now)
     if invitation is None:
         return render(request, viewer, "invitation_gone.html", status=404)
     values = await _form(request)
@@ -331,35 +317,20 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
         context = {"invitation": invitation, "values": values, "errors": errors, "token": token}
         return render(request, viewer, "invitation.html", context, 422)
     try:
-        async with panel.pool.acquire() as conn, conn.transaction():
-            taken = await conn.fetchval(
-                "UPDATE invitations SET accepted_at = $2 WHERE id = $1 AND accepted_at IS NULL "
-                "RETURNING 1",
-                invitation["id"],
-                now,
-            )
-            if taken is None:
-                return render(request, viewer, "invitation_gone.html", status=404)
-            user_id: int = await conn.fetchval(
-                "INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, $3, $4) "
-                "RETURNING id",
-                invitation["email"],
-                values["name"],
-                hash_password(values["password"]),
-                invitation["role"],
-            )
-            await record(
-                conn,
-                now,
-                Actor(user_id, f"{values['name']} <{invitation['email']}>", address_of(request)),
-                "team.joined",
-                invitation["email"],
-                after={"role": invitation["role"]},
-            )
-    except asyncpg.UniqueViolationError:
+        user_id = await invitations.accept(
+            panel.pool,
+            invitation,
+            values["name"],
+            hash_password(values["password"]),
+            now,
+            address_of(request),
+        )
+    except Conflict:
         errors = {
             "name": _("%(email)s is already a member: sign in instead.", email=invitation["email"])
         }
         context = {"invitation": invitation, "values": values, "errors": errors, "token": token}
         return render(request, viewer, "invitation.html", context, 409)
+    if user_id is None:  # taken meanwhile, by another tab or another person
+        return render(request, viewer, "invitation_gone.html", status=404)
     return await _signed_in(request, user_id, "active", viewer)

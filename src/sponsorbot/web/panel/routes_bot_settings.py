@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.engine.bots import BotError, BotNotFound
-from sponsorbot.features.errors import FeatureError
+from sponsorbot.features.errors import Invalid
 from sponsorbot.features.texts import DEFAULTS, LANGUAGES, placeholders
-from sponsorbot.telegram import TelegramError
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.deps import ManageBots
+from sponsorbot.web.panel.errors import REFUSED, describe, text_problem
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.routes_gate import features_of
-from sponsorbot.web.panel.routes_pages import bot_error
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
-ManageBots = Annotated[Viewer, Depends(require("bots"))]
-MAX_TEXT = 1000
 
 # What each visitor text is for, in the owner's words; the order is the order of the page.
 TEXTS: dict[str, str] = {
@@ -63,13 +60,10 @@ async def _page(
     status: int = 200,
 ) -> Response:
     panel = panel_of(request)
-    features = features_of(request)
-    try:
-        bot = await panel.bots.get(bot_id)
-        texts = await features.settings.texts(bot_id)
-        storage = await features.settings.storage_chat(bot_id)
-    except (BotNotFound, FeatureError):
-        return render(request, viewer, "not_found.html", status=404)
+    features = services_of(request)
+    bot = await panel.bots.get(bot_id)
+    texts = await features.bot_settings.texts(bot_id)
+    storage = await features.bot_settings.storage_chat(bot_id)
     overrides: dict[str, dict[str, str]] = (values or {}).get("texts") or texts["overrides"]
     rows = [
         {
@@ -93,7 +87,7 @@ async def _page(
         "errors": errors,
         "storage": (values or {}).get("storage", "" if storage is None else str(storage)),
         "texts": rows,
-        "webhook_possible": panel.bots.public_url is not None,
+        "webhook_possible": panel.bots.webhook_possible,
         "saved": request.query_params.get("saved", ""),
     }
     return render(request, viewer, "bot_settings.html", context, status)
@@ -128,10 +122,7 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
     """Switch between long polling and a webhook (checked with Telegram)."""
     panel = panel_of(request)
     mode = str((await request.form()).get("mode", ""))
-    try:
-        before = await panel.bots.get(bot_id)
-    except BotNotFound:
-        return render(request, viewer, "not_found.html", status=404)
+    before = await panel.bots.get(bot_id)
     if mode not in ("polling", "webhook"):
         return await _page(
             request, viewer, bot_id, {"mode": _("Choose polling or webhook.")}, None, 422
@@ -140,8 +131,8 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
         return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
     try:
         after = await panel.bots.set_mode(bot_id, mode)
-    except (BotError, TelegramError, OSError) as exc:
-        return await _page(request, viewer, bot_id, {"mode": bot_error(exc)}, None, 422)
+    except REFUSED as exc:
+        return await _page(request, viewer, bot_id, {"mode": describe(exc)}, None, 422)
     await _audit(
         request,
         viewer,
@@ -157,13 +148,10 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
 async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Set (or clear) the chat uploaded files are kept in."""
     panel = panel_of(request)
-    settings = features_of(request).settings
+    settings = services_of(request).bot_settings
     raw = str((await request.form()).get("storage_chat", ""))
-    try:
-        bot = await panel.bots.get(bot_id)
-        before = await settings.storage_chat(bot_id)
-    except BotNotFound:
-        return render(request, viewer, "not_found.html", status=404)
+    bot = await panel.bots.get(bot_id)
+    before = await settings.storage_chat(bot_id)
     chat_id, ok = _storage_value(raw)
     if not ok:
         errors = {"storage_chat": _("Enter the chat's numeric id, like -1001234567890.")}
@@ -181,49 +169,29 @@ async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Resp
     return redirect(request, f"/bots/{bot_id}/settings?saved=storage")
 
 
-def _text_error(key: str, text: str) -> str | None:
-    """Why an owner's text cannot be used, in the viewer's language; None when it can."""
-    if len(text) > MAX_TEXT:
-        return _("Up to %(n)s characters.", n=MAX_TEXT)
-    allowed = placeholders(DEFAULTS["en"][key])
-    try:
-        used = placeholders(text)
-    except ValueError:
-        return _("A { or } is unbalanced; write {{ and }} for a brace.")
-    if used - allowed:
-        if not allowed:
-            return _("This text takes no placeholders in braces.")
-        names = ", ".join("{" + name + "}" for name in sorted(allowed))
-        return _("Only these placeholders work here: %(names)s", names=names)
-    return None
-
-
 @router.post("/bots/{bot_id}/texts")
 async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Save the visitors' texts; an empty field means our default text."""
     panel = panel_of(request)
-    settings = features_of(request).settings
+    settings = services_of(request).bot_settings
     form = await request.form()
-    try:
-        bot = await panel.bots.get(bot_id)
-        before: dict[str, dict[str, str]] = (await settings.texts(bot_id))["overrides"]
-    except BotNotFound:
-        return render(request, viewer, "not_found.html", status=404)
+    bot = await panel.bots.get(bot_id)
+    before: dict[str, dict[str, str]] = (await settings.texts(bot_id))["overrides"]
     wanted: dict[str, dict[str, str]] = {}
-    errors: dict[str, str] = {}
     for language in LANGUAGES:
         for key in TEXTS:
             # Browsers send CRLF in textareas; Telegram shows LF.
             text = str(form.get(f"{language}.{key}", "")).replace("\r\n", "\n").strip()
-            if not text:
-                continue
-            wanted.setdefault(language, {})[key] = text
-            problem = _text_error(key, text)
-            if problem:
-                errors[f"{language}.{key}"] = problem
-    if errors:
+            if text:
+                wanted.setdefault(language, {})[key] = text
+    try:
+        after = (await settings.set_texts(bot_id, wanted))["overrides"]
+    except Invalid as exc:
+        if exc.code != "texts_invalid":
+            raise
+        fields: dict[str, dict[str, Any]] = exc.details["fields"]
+        errors = {field: text_problem(problem) for field, problem in fields.items()}
         return await _page(request, viewer, bot_id, errors, {"texts": wanted}, 422)
-    after = (await settings.set_texts(bot_id, wanted))["overrides"]
     changed = {
         f"{language}.{key}"
         for language in LANGUAGES
@@ -233,13 +201,7 @@ async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Respon
     if changed:
 
         def pick(texts: dict[str, dict[str, str]]) -> dict[str, str | None]:
-            # The log masks values under keys naming a "code"; this text is no secret.
-            return {
-                k.replace("unknown_code", "unknown_link"): texts.get(k.split(".")[0], {}).get(
-                    k.split(".")[1]
-                )
-                for k in sorted(changed)
-            }
+            return {k: texts.get(k.split(".")[0], {}).get(k.split(".")[1]) for k in sorted(changed)}
 
         await _audit(request, viewer, "bot.texts_changed", bot, pick(before), pick(after))
     return redirect(request, f"/bots/{bot_id}/settings?saved=texts")

@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.engine.bots import BotNotFound
-from sponsorbot.features import Features
-from sponsorbot.features.errors import FeatureError, Invalid, NotFound, Refused
-from sponsorbot.telegram import TelegramError
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render, require
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
-View = Annotated[Viewer, Depends(require("view"))]
-Edit = Annotated[Viewer, Depends(require("content"))]
-
-
-def features_of(request: Request) -> Features:
-    features: Features = request.app.state.features
-    return features
-
-
-def channel_error(exc: Exception) -> str:
-    """A refusal in the viewer's language, naming the right to grant when one is missing."""
-    if isinstance(exc, Refused) and "can_invite_users" in exc.details.get("missing", []):
-        return _(
-            "The bot lacks the right “Invite users via link” there: grant it in the "
-            "channel's administrators, then add the channel again."
-        )
-    if isinstance(exc, Refused) and exc.details.get("missing"):
-        return _("The bot is not an administrator there: make it one, then add the channel again.")
-    if isinstance(exc, Refused):
-        return _(
-            "Telegram cannot show this chat to the bot. For a private channel, add the bot as "
-            "an administrator first."
-        )
-    if isinstance(exc, Invalid):
-        return _("Use @name, a t.me link, a post link or an id like -100…; channels only.")
-    if isinstance(exc, NotFound):
-        return _("Not found")
-    return _("Telegram could not be reached. Try again in a minute.")
 
 
 def _missing_text(missing: list[str]) -> str:
@@ -54,13 +25,10 @@ def _missing_text(missing: list[str]) -> str:
 async def _channels_page(
     request: Request, viewer: Viewer, bot_id: int, errors: dict[str, str], status: int = 200
 ) -> Response:
-    features = features_of(request)
-    try:
-        bot = await panel_of(request).bots.get(bot_id)
-        channels, _total = await features.channels.list(bot_id, 200, 0)
-        gate = await features.settings.gate(bot_id)
-    except (BotNotFound, NotFound):
-        return render(request, viewer, "not_found.html", status=404)
+    features = services_of(request)
+    bot = await panel_of(request).bots.get(bot_id)
+    channels, _total = await features.channels.list(bot_id, 200, 0)
+    gate = await features.bot_settings.gate(bot_id)
     in_gate = {g["chat_id"]: (i, g) for i, g in enumerate(gate)}
     rows: list[dict[str, Any]] = []
     for c in channels:
@@ -96,9 +64,9 @@ async def channels_add(request: Request, bot_id: int, viewer: Edit) -> Response:
             request, viewer, bot_id, {"ref": _("Paste @name, a t.me link or an id.")}, 422
         )
     try:
-        channel = await features_of(request).channels.add(bot_id, ref)
-    except (FeatureError, TelegramError, BotNotFound, OSError) as exc:
-        return await _channels_page(request, viewer, bot_id, {"ref": channel_error(exc)}, 422)
+        channel = await services_of(request).channels.add(bot_id, ref)
+    except REFUSED as exc:
+        return await _channels_page(request, viewer, bot_id, {"ref": describe(exc)}, 422)
     await audit(
         request,
         viewer,
@@ -113,9 +81,9 @@ async def channels_add(request: Request, bot_id: int, viewer: Edit) -> Response:
 async def channels_check(request: Request, bot_id: int, chat_id: int, viewer: Edit) -> Response:
     """Check the bot's rights in one channel again, now."""
     try:
-        await features_of(request).channels.check(bot_id, chat_id)
-    except (FeatureError, TelegramError, BotNotFound, OSError) as exc:
-        errors = {f"c{chat_id}": channel_error(exc)}
+        await services_of(request).channels.check(bot_id, chat_id)
+    except REFUSED as exc:
+        errors = {f"c{chat_id}": describe(exc)}
         return await _channels_page(request, viewer, bot_id, errors, 422)
     return redirect(request, f"/bots/{bot_id}/channels")
 
@@ -136,12 +104,12 @@ async def gate_save(request: Request, bot_id: int, viewer: Edit) -> Response:
         return float(raw) if raw.isdigit() else 1e9
 
     entries = [(c, c in counts) for c in sorted(chosen, key=position)]
-    features = features_of(request)
+    features = services_of(request)
     try:
-        before = await features.settings.gate(bot_id)
-        after = await features.settings.set_gate(bot_id, entries)
-    except (FeatureError, TelegramError, BotNotFound, OSError) as exc:
-        return await _channels_page(request, viewer, bot_id, {"gate": channel_error(exc)}, 422)
+        before = await features.bot_settings.gate(bot_id)
+        after = await features.bot_settings.set_gate(bot_id, entries)
+    except REFUSED as exc:
+        return await _channels_page(request, viewer, bot_id, {"gate": describe(exc)}, 422)
     await _audit_gate(request, viewer, bot_id, before, after)
     return redirect(request, f"/bots/{bot_id}/channels")
 
@@ -182,16 +150,14 @@ async def gate_order(request: Request, bot_id: int, viewer: Edit) -> Response:
     form = await request.form()
     order = [int(str(v)) for v in form.getlist("order") if str(v).lstrip("-").isdigit()]
     rank = {chat_id: i for i, chat_id in enumerate(order)}
-    features = features_of(request)
+    features = services_of(request)
     try:
-        before = await features.settings.gate(bot_id)
+        before = await features.bot_settings.gate(bot_id)
         ordered = sorted(before, key=lambda g: rank.get(g["chat_id"], len(rank) + g["position"]))
-        after = await features.settings.set_gate(
+        after = await features.bot_settings.set_gate(
             bot_id, [(g["chat_id"], g["request_counts"]) for g in ordered]
         )
-    except (BotNotFound, NotFound):
-        return render(request, viewer, "not_found.html", status=404)
-    except (FeatureError, TelegramError, OSError) as exc:
-        return await _channels_page(request, viewer, bot_id, {"gate": channel_error(exc)}, 422)
+    except REFUSED as exc:
+        return await _channels_page(request, viewer, bot_id, {"gate": describe(exc)}, 422)
     await _audit_gate(request, viewer, bot_id, before, after)
     return Response(status_code=204)  # the page already shows the new order

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.web.panel import accounts
-from sponsorbot.web.panel.audit import AuditFilter, entries, kinds, record
-from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.routes_auth import EMAIL
-from sponsorbot.web.panel.security import (
+from sponsorbot.features.accounts import invitations
+from sponsorbot.features.accounts import users as accounts
+from sponsorbot.features.accounts.audit import AuditFilter, entries, kinds, record
+from sponsorbot.features.accounts.security import (
     check_totp,
     digest,
     new_totp_secret,
@@ -22,19 +19,21 @@ from sponsorbot.web.panel.security import (
     recovery_codes,
     totp_uri,
 )
-from sponsorbot.web.panel.web import Viewer, actor_of, audit, panel_of, redirect, render, require
+from sponsorbot.web.panel.deps import Account, Audit, Team
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.web import (
+    ROLE_NAMES,
+    Viewer,
+    actor_of,
+    audit,
+    panel_of,
+    redirect,
+    render,
+)
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
-Team = Annotated[Viewer, Depends(require("team"))]
-Audit = Annotated[Viewer, Depends(require("audit"))]
-Account = Annotated[Viewer, Depends(require("account"))]
 
-ROLE_NAMES = {
-    "owner": N_("Owner"),
-    "admin": N_("Admin"),
-    "editor": N_("Editor"),
-    "analyst": N_("Analyst"),
-}
 ROLE_HELP = {
     "admin": N_("Everything but the team"),
     "editor": N_("Content and gate"),
@@ -92,7 +91,7 @@ async def _team_page(
     panel = panel_of(request)
     context = {
         "members": await accounts.users(panel.pool),
-        "invitations": await accounts.pending_invitations(panel.pool, panel.config.clock()),
+        "invitations": await invitations.pending_invitations(panel.pool, panel.config.clock()),
         "role_names": ROLE_NAMES,
         "role_help": ROLE_HELP,
         "values": values,
@@ -115,14 +114,14 @@ async def team_invite(request: Request, viewer: Team) -> Response:
     form = await request.form()
     values = {"email": str(form.get("email", "")).strip(), "role": str(form.get("role", ""))}
     errors: dict[str, str] = {}
-    if not EMAIL.match(values["email"]):
+    if not accounts.EMAIL.match(values["email"]):
         errors["email"] = _("Enter an e-mail address like name@example.com.")
     if values["role"] not in ROLE_HELP:
         errors["role"] = _("Choose a role.")
     if errors:
         return await _team_page(request, viewer, values, errors, None, 422)
     now = panel.config.clock()
-    _id, token = await accounts.invite(
+    _id, token = await invitations.invite(
         panel.pool, values["email"], values["role"], viewer.user.id, now
     )
     await record(
@@ -142,12 +141,7 @@ async def team_revoke(request: Request, invitation_id: int, viewer: Team) -> Res
     """Withdraw an invitation before it is used."""
     panel = panel_of(request)
     now = panel.config.clock()
-    email = await panel.pool.fetchval(
-        "UPDATE invitations SET revoked_at = $2 WHERE id = $1 AND accepted_at IS NULL "
-        "AND revoked_at IS NULL RETURNING email",
-        invitation_id,
-        now,
-    )
+    email = await invitations.revoke(panel.pool, invitation_id, now)
     if email is not None:
         await record(panel.pool, now, actor_of(request, viewer), "team.invitation_revoked", email)
     return redirect(request, "/team")
@@ -162,7 +156,7 @@ async def team_role(request: Request, user_id: int, viewer: Team) -> Response:
     if member is None or member.role == "owner" or role not in ROLE_HELP:
         return redirect(request, "/team")
     if role != member.role:
-        await panel.pool.execute("UPDATE users SET role = $2 WHERE id = $1", user_id, role)
+        await accounts.set_role(panel.pool, user_id, role)
         await audit(
             request,
             viewer,
@@ -182,8 +176,7 @@ async def team_remove(request: Request, user_id: int, viewer: Team) -> Response:
     if member is None or member.role == "owner":
         return redirect(request, "/team")
     now = panel.config.clock()
-    await panel.pool.execute("UPDATE users SET disabled_at = $2 WHERE id = $1", user_id, now)
-    await accounts.end_all_sessions(panel.pool, user_id)
+    await accounts.disable(panel.pool, user_id, now)
     await record(
         panel.pool,
         now,
@@ -276,12 +269,7 @@ async def two_step_enable(request: Request, viewer: Account) -> Response:
         error = _("That code is not right. Check the time on your phone and try the newest code.")
         return _two_step_form(request, viewer, secret or new_totp_secret(), error)
     codes = recovery_codes()
-    await panel.pool.execute(
-        "UPDATE users SET totp_secret = $2, recovery_codes = $3 WHERE id = $1",
-        viewer.user.id,
-        secret,
-        [digest(c) for c in codes],
-    )
+    await accounts.enable_two_step(panel.pool, viewer.user.id, secret, [digest(c) for c in codes])
     await record(panel.pool, now, actor_of(request, viewer), "account.two_step_on")
     return render(request, viewer, "account.html", {"codes": codes})
 
@@ -290,10 +278,7 @@ async def two_step_enable(request: Request, viewer: Account) -> Response:
 async def two_step_disable(request: Request, viewer: Account) -> Response:
     """Turn two-step sign-in off."""
     panel = panel_of(request)
-    await panel.pool.execute(
-        "UPDATE users SET totp_secret = NULL, recovery_codes = '{}' WHERE id = $1",
-        viewer.user.id,
-    )
+    await accounts.disable_two_step(panel.pool, viewer.user.id)
     await record(
         panel.pool, panel.config.clock(), actor_of(request, viewer), "account.two_step_off"
     )

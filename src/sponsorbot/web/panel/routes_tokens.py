@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.features import Features
+from sponsorbot.features.accounts.api_tokens import ROLES
 from sponsorbot.features.errors import FeatureError
-from sponsorbot.features.tokens import ROLES
-from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.routes_team import ROLE_NAMES
-from sponsorbot.web.panel.web import Viewer, audit, redirect, render, require
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.deps import ManageSettings
+from sponsorbot.web.panel.errors import describe
+from sponsorbot.web.panel.web import ROLE_NAMES, Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
-Manage = Annotated[Viewer, Depends(require("settings"))]
-
-
-def _features(request: Request) -> Features:
-    features: Features = request.app.state.features
-    return features
 
 
 def _grantable(viewer: Viewer) -> list[str]:
@@ -35,7 +27,7 @@ async def _page(
     token: str | None = None,
     status: int = 200,
 ) -> Response:
-    tokens, _total = await _features(request).tokens.all(500, 0)
+    tokens, _total = await services_of(request).tokens.all(500, 0)
     context = {
         "tokens": tokens,
         "errors": errors,
@@ -47,29 +39,23 @@ async def _page(
 
 
 @router.get("/tokens")
-async def tokens_page(request: Request, viewer: Manage) -> Response:
+async def tokens_page(request: Request, viewer: ManageSettings) -> Response:
     """Every API token with its role and last use (never the token itself)."""
     return await _page(request, viewer, {})
 
 
 @router.post("/tokens")
-async def tokens_create(request: Request, viewer: Manage) -> Response:
+async def tokens_create(request: Request, viewer: ManageSettings) -> Response:
     """Create a token; it is shown once, on the page that answers this form."""
     form = await request.form()
     name = str(form.get("name", "")).strip()
     role = str(form.get("role", ""))
-    errors: dict[str, str] = {}
-    if not name or len(name) > 100:
-        errors["name"] = _("Name the token (1 to 100 characters), e.g. after the script using it.")
-    if role not in _grantable(viewer):
-        errors["role"] = _("Choose a role no higher than your own.")
-    if errors:
-        return await _page(request, viewer, errors, status=422)
+    tokens = services_of(request).tokens
     try:
-        row, token = await _features(request).tokens.create(name, role)
-    except FeatureError:
-        errors["name"] = _("Name the token (1 to 100 characters), e.g. after the script using it.")
-        return await _page(request, viewer, errors, status=422)
+        row, token = await tokens.create(name, role, granted_by=viewer.user.role)
+    except FeatureError as exc:
+        field = "name" if exc.code == "token_name" else "role"
+        return await _page(request, viewer, {field: describe(exc)}, status=422)
     await audit(
         request,
         viewer,
@@ -81,12 +67,9 @@ async def tokens_create(request: Request, viewer: Manage) -> Response:
 
 
 @router.post("/tokens/{token_id}/revoke")
-async def tokens_revoke(request: Request, token_id: int, viewer: Manage) -> Response:
+async def tokens_revoke(request: Request, token_id: int, viewer: ManageSettings) -> Response:
     """Revoke a token: it stops working at once."""
-    try:
-        await _features(request).tokens.revoke(token_id)
-    except FeatureError:
-        return render(request, viewer, "not_found.html", status=404)
+    await services_of(request).tokens.revoke(token_id)
     await audit(
         request,
         viewer,

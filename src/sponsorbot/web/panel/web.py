@@ -20,12 +20,15 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from sponsorbot.engine.bots import BotService
-from sponsorbot.features.content import MAX_UPLOAD_BYTES
+from sponsorbot.features.accounts import workspace as workspaces
+from sponsorbot.features.accounts.api_tokens import ROLES
+from sponsorbot.features.accounts.audit import Actor, record
+from sponsorbot.features.accounts.security import same
+from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, load_session
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
-from sponsorbot.web.panel.accounts import LockoutPolicy, Session, User, load_session
-from sponsorbot.web.panel.audit import Actor, record
-from sponsorbot.web.panel.security import same
+from sponsorbot.web.panel.i18n import N_
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SESSION_COOKIE = "sb_session"
@@ -33,12 +36,18 @@ PRE_COOKIE = "sb_pre"  # double-submit CSRF token for forms shown before signing
 LANG_COOKIE = "sb_lang"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
-ALL = frozenset({"owner", "admin", "editor", "analyst"})
+ALL = frozenset(ROLES)
+ROLE_NAMES = {
+    "owner": N_("Owner"),
+    "admin": N_("Admin"),
+    "editor": N_("Editor"),
+    "analyst": N_("Analyst"),
+}
 PERMISSIONS: dict[str, frozenset[str]] = {
     "view": ALL,  # dashboard, lists, statistics: read-only is enough
     "account": ALL,  # one's own language, two-step sign-in, sessions
     "content": frozenset({"owner", "admin", "editor"}),  # content and gate
-    "bots": frozenset({"owner", "admin"}),  # add, pause, resume, mode; channels
+    "bots": frozenset({"owner", "admin"}),  # add, pause, resume, mode, storage, texts
     "settings": frozenset({"owner", "admin"}),
     "audit": frozenset({"owner", "admin"}),
     "bots.remove": frozenset({"owner"}),
@@ -66,7 +75,7 @@ class Panel:
     """What every panel route needs, kept on `app.state.panel`."""
 
     pool: asyncpg.Pool
-    bots: BotService
+    bots: BotsService
     config: PanelConfig
     env: Environment
 
@@ -168,10 +177,7 @@ async def _viewer(request: Request) -> Viewer:
         session = await load_session(
             panel.pool, cookie, panel.config.clock(), panel.config.idle_timeout
         )
-    row = await panel.pool.fetchrow(
-        "SELECT name, time_zone, default_language FROM workspace WHERE id = 1"
-    )
-    workspace = dict(row) if row else {"name": "Sponsorbot", "time_zone": "UTC"}
+    workspace = await workspaces.load(panel.pool)
     language = (
         (session.user.language if session else None)
         or request.cookies.get(LANG_COOKIE)

@@ -1,0 +1,45 @@
+"""The feature services the web layer uses, typed, from the features the runtime set up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from sponsorbot.features.accounts.api_tokens import TokenService
+from sponsorbot.features.base import Features
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.channels.service import ChannelService
+from sponsorbot.features.content.service import ContentService
+from sponsorbot.features.gate.bot_settings import BotSettingsService
+from sponsorbot.features.stats.queries import Statistics
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """One typed handle per service the pages and the API call."""
+
+    bots: BotsService
+    channels: ChannelService
+    contents: ContentService
+    bot_settings: BotSettingsService
+    tokens: TokenService
+    statistics: Statistics
+
+    @classmethod
+    def of(cls, features: Features) -> Services:
+        """Look each service up once, when the app is made."""
+        return cls(
+            features.get(BotsService),
+            features.get(ChannelService),
+            features.get(ContentService),
+            features.get(BotSettingsService),
+            features.get(TokenService),
+            features.get(Statistics),
+        )
+
+
+def services_of(request: Request) -> Services:
+    """The services of the application serving this request."""
+    services: Services = request.app.state.services
+    return services

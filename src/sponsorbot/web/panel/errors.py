@@ -1,0 +1,128 @@
+"""What the panel says when a feature refuses: one tuple of refusals, one text per refusal.
+
+Services raise `FeatureError`s with a stable `code`; here each code becomes a sentence in the
+viewer's language (the service's English message is the fallback). A refusal a route does not
+catch becomes a page: "not found" for `NotFound`, else the sentence on a card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused, TooLarge
+from sponsorbot.telegram import TelegramError
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.web import Viewer, render
+
+# What a call to a feature service may end in besides its answer: its own refusal, Telegram's,
+# or the network's.
+REFUSED: tuple[type[Exception], ...] = (FeatureError, TelegramError, OSError)
+STATUS: tuple[tuple[type[FeatureError], int], ...] = (
+    (NotFound, 404),
+    (Conflict, 409),
+    (TooLarge, 413),
+    (Invalid, 422),
+    (Refused, 422),
+)
+
+
+def megabytes(size: int) -> str:
+    """A size in whole megabytes, for the viewer."""
+    return f"{size / (1024 * 1024):.0f}"
+
+
+def _texts() -> dict[str, str]:
+    # Built per call: gettext answers in the language of the request being served.
+    return {
+        "token_malformed": _(
+            "This is not a bot token. It looks like 123456789:AAH… — copy it from @BotFather."
+        ),
+        "bot_exists": _("This bot is already connected."),
+        "webhook_unavailable": _(
+            "Webhook mode needs a public https address (SPONSORBOT_PUBLIC_URL). Use polling."
+        ),
+        "token_refused": _(
+            "Telegram refused this token. Check it in @BotFather, or create a new one."
+        ),
+        "channel_ref": _("Use @name, a t.me link, a post link or an id like -100…; channels only."),
+        "chat_hidden": _(
+            "Telegram cannot show this chat to the bot. For a private channel, add the bot as "
+            "an administrator first."
+        ),
+        "no_storage_chat": _("Set the bot's storage chat first: uploaded files are kept there."),
+        "empty_file": _("Choose a file that is not empty."),
+        "storage_refused": _(
+            "Telegram refused the file in the storage chat. Check that the bot is an "
+            "administrator there and may post."
+        ),
+        "caption_too_long": _("A caption holds up to 1024 characters."),
+        "text_length": _("Write the text to hand out (up to 4096 characters)."),
+        "auto_delete_range": _("Minutes from 0 (never) to 10080 (a week)."),
+        "token_name": _("Name the token (1 to 100 characters), e.g. after the script using it."),
+        "unknown_role": _("Choose a role no higher than your own."),
+        "role_too_high": _("Choose a role no higher than your own."),
+        "gate_twice": _("A channel appears twice in the gate."),
+        "unknown_channels": _("Add these channels to the bot first."),
+    }
+
+
+def describe(exc: BaseException) -> str:
+    """The refusal in the viewer's language."""
+    if not isinstance(exc, FeatureError):
+        return _("Telegram could not be reached. Try again in a minute.")
+    if exc.code == "rights_missing":
+        if "administrator" in exc.details.get("missing", []):
+            return _(
+                "The bot is not an administrator there: make it one, then add the channel again."
+            )
+        return _(
+            "The bot lacks the right “Invite users via link” there: grant it in the "
+            "channel's administrators, then add the channel again."
+        )
+    if exc.code == "too_large":
+        limit = int(exc.details.get("limit", 0))
+        return _(
+            "The file is larger than %(mb)s MB, the most a bot may upload.", mb=megabytes(limit)
+        )
+    if exc.code == "gate_full":
+        return _("A gate holds at most %(n)s channels.", n=exc.details.get("most", 0))
+    known = _texts().get(exc.code or "")
+    if known is not None:
+        return known
+    if isinstance(exc, NotFound):
+        return _("Not found")
+    return exc.message
+
+
+def text_problem(problem: dict[str, Any]) -> str:
+    """Why one of the owner's visitor texts cannot be used (from `set_texts`' refusal)."""
+    code = problem.get("problem")
+    if code == "too_long":
+        return _("Up to %(n)s characters.", n=problem.get("limit", 0))
+    if code == "unbalanced":
+        return _("A { or } is unbalanced; write {{ and }} for a brace.")
+    allowed = list(problem.get("allowed", []))
+    if not allowed:
+        return _("This text takes no placeholders in braces.")
+    names = ", ".join("{" + name + "}" for name in allowed)
+    return _("Only these placeholders work here: %(names)s", names=names)
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status a page answering this refusal carries."""
+    if isinstance(exc, FeatureError):
+        return next((status for cls, status in STATUS if isinstance(exc, cls)), 422)
+    return 503
+
+
+async def refusal_page(request: Request, exc: Exception) -> Response:
+    """A refusal no route caught: the not-found page, or the refusal on a card."""
+    viewer: Viewer | None = getattr(request.state, "viewer", None)
+    assert viewer is not None  # panel routes resolve the viewer before they call a service
+    if isinstance(exc, NotFound):
+        return render(request, viewer, "not_found.html", status=404)
+    context = {"message": describe(exc)}
+    return render(request, viewer, "refused.html", context, status=status_of(exc))

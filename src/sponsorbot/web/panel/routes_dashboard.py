@@ -1,0 +1,103 @@
+"""The home page and the workspace: the dashboard of every bot, and the workspace settings."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from sponsorbot.features.accounts import workspace as workspaces
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.deps import ManageSettings, View
+from sponsorbot.web.panel.i18n import LANGUAGES
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.web import (
+    audit,
+    panel_of,
+    redirect,
+    render,
+)
+
+router = APIRouter(include_in_schema=False, tags=["panel"])
+
+
+def _start_of_day(now: datetime, zone: str) -> datetime:
+    local = now.astimezone(ZoneInfo(zone))
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _bars(hours: dict[datetime, int], end: datetime) -> list[dict[str, Any]]:
+    """24 hourly bars ending at `end`, heights as a share of the busiest hour."""
+    start = end.replace(minute=0, second=0, microsecond=0) - timedelta(hours=23)
+    values = [int(hours.get(start + timedelta(hours=i), 0)) for i in range(24)]
+    top = max(values) or 1
+    return [{"value": v, "height": round(100 * v / top)} for v in values]
+
+
+@router.get("/")
+async def dashboard(request: Request, viewer: View) -> Response:
+    """Per bot: health at a glance, today's figures and the last 24 hours of sends."""
+    panel = panel_of(request)
+    now = panel.config.clock()
+    zone = str(viewer.workspace.get("time_zone") or "UTC")
+    statistics = services_of(request).statistics
+    figures = await statistics.health()
+    today = await statistics.today(_start_of_day(now, zone), now - timedelta(hours=1))
+    hourly = await statistics.hourly_sends(now - timedelta(hours=24))
+    bots = [
+        {**h, **today.get(h["id"], {}), "bars": _bars(hourly.get(h["id"], {}), now)}
+        for h in figures
+    ]
+    return render(request, viewer, "dashboard.html", {"bots": bots})
+
+
+@router.get("/settings")
+async def settings_page(request: Request, viewer: ManageSettings) -> Response:
+    """Workspace name, time zone and default language."""
+    return render(
+        request,
+        viewer,
+        "settings.html",
+        {
+            "values": viewer.workspace,
+            "errors": {},
+            "zones": sorted(available_timezones()),
+            "request_saved": request.query_params.get("saved") == "1",
+        },
+    )
+
+
+@router.post("/settings")
+async def settings_save(request: Request, viewer: ManageSettings) -> Response:
+    """Save the workspace settings; each wrong field says what is wrong next to it."""
+    panel = panel_of(request)
+    form = await request.form()
+    values = {k: str(form.get(k, "")).strip() for k in ("name", "time_zone", "default_language")}
+    errors: dict[str, str] = {}
+    if not values["name"] or len(values["name"]) > 80:
+        errors["name"] = _("Give the workspace a name of 1 to 80 characters.")
+    if values["time_zone"] not in available_timezones():
+        errors["time_zone"] = _("Choose a time zone from the list, like Asia/Tehran.")
+    if values["default_language"] not in LANGUAGES:
+        errors["default_language"] = _("Choose English or Persian.")
+    if errors:
+        context = {"values": values, "errors": errors, "zones": sorted(available_timezones())}
+        return render(request, viewer, "settings.html", context, 422)
+    before = {k: viewer.workspace.get(k) for k in values}
+    await workspaces.save(
+        panel.pool, values["name"], values["time_zone"], values["default_language"]
+    )
+    changed = {k: v for k, v in values.items() if before.get(k) != v}
+    if changed:
+        await audit(
+            request,
+            viewer,
+            "settings.changed",
+            "workspace",
+            before={k: before[k] for k in changed},
+            after=changed,
+        )
+    return redirect(request, "/settings?saved=1")
