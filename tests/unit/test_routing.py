@@ -164,3 +164,28 @@ async def test_the_state_filter_reads_the_conversation_once() -> None:
     assert await State()({}, c)
     assert not await State("shop:hash")({}, c)
     assert reads.asked == [READ]
+
+
+async def test_router_filters_are_checked_once_and_only_for_kinds_it_handles() -> None:
+    asked: list[str] = []
+
+    def counted(event: dict[str, Any], c: Context) -> bool:
+        asked.append("filter")
+        return event.get("chat", {}).get("type") == "private"
+
+    root = Router()
+    private = Router("private only", counted)
+
+    @private.message(Command("a"))
+    async def a(m: dict[str, Any], c: Context) -> None: ...
+
+    @private.message()
+    async def rest(m: dict[str, Any], c: Context) -> object:
+        return UNHANDLED
+
+    root.include_router(private)
+    root.include_router(stray_buttons(Router("stray")))
+    await root.dispatch("message", {"message": message(USER, "/b")}, ctx())
+    assert asked == ["filter"]
+    await root.dispatch("callback_query", {"callback_query": button(USER, "x")}, ctx())
+    assert asked == ["filter"], "a router without button handlers never filters a button"

@@ -20,6 +20,7 @@ SEP = ":"
 _PREFIX = re.compile(r"^[a-z][a-z0-9_]{0,15}$")
 _INT = re.compile(r"^-?\d{1,19}$")
 _prefixes: dict[str, type[CallbackData]] = {}
+_fields: dict[type[CallbackData], list[tuple[str, type]]] = {}
 
 
 class InvalidCallback(ValueError):
@@ -44,8 +45,13 @@ class CallbackData:
 
     @classmethod
     def _fields(cls) -> list[tuple[str, type]]:
-        hints = typing.get_type_hints(cls)
-        return [(f.name, hints[f.name]) for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        # Read once per class: resolving the annotations costs more than the packing itself.
+        fields = _fields.get(cls)
+        if fields is None:
+            hints = typing.get_type_hints(cls)
+            names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+            fields = _fields[cls] = [(name, hints[name]) for name in names]
+        return fields
 
     def pack(self) -> str:
         """The callback data string; ValueError when it would not fit or would not unpack."""

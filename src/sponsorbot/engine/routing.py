@@ -10,7 +10,6 @@ handler sees them. What Telegram is asked to deliver (`allowed_updates`) is what
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -41,20 +40,28 @@ class _Registered:
     filters: tuple[Filter, ...]
 
     async def passes(self, event: Any, ctx: Context) -> bool:
-        for check in self.filters:
-            result = check(event, ctx)
-            if inspect.isawaitable(result):
-                result = await result
-            if not result:
-                return False
-        return True
+        return await _passes(self.filters, event, ctx)
+
+
+async def _passes(filters: tuple[Filter, ...], event: Any, ctx: Context) -> bool:
+    """Whether every filter passes, in order, stopping at the first that does not."""
+    for check in filters:
+        result = check(event, ctx)
+        # A filter answers a bool, or an awaitable of one (cheaper to tell than isawaitable).
+        if not isinstance(result, bool):
+            result = await result
+        if not result:
+            return False
+    return True
 
 
 class Router:
     """Handlers per update kind, in registration order, then the included routers."""
 
-    def __init__(self, name: str = "root") -> None:
+    def __init__(self, name: str = "root", *filters: Filter) -> None:
+        """`filters` apply to every handler here and below (checked once per update)."""
         self.name = name
+        self.filters = filters
         self._handlers: dict[str, list[_Registered]] = {}
         self._children: list[Router] = []
         self._parent: Router | None = None
@@ -129,6 +136,10 @@ class Router:
         return await self._propagate(kind, event, ctx) is not UNHANDLED
 
     async def _propagate(self, kind: str, event: Any, ctx: Context) -> object:
+        if not self.handles(kind):
+            return UNHANDLED
+        if self.filters and not await _passes(self.filters, event, ctx):
+            return UNHANDLED
         for registered in self._handlers.get(kind, ()):
             if await registered.passes(event, ctx):
                 result = await registered.handler(event, ctx)
@@ -141,6 +152,10 @@ class Router:
         return UNHANDLED
 
     async def _notify(self, kind: str, event: Any, ctx: Context) -> int:
+        if not self.handles(kind):
+            return 0
+        if self.filters and not await _passes(self.filters, event, ctx):
+            return 0
         ran = 0
         for registered in self._handlers.get(kind, ()):
             passes = await registered.passes(event, ctx)

@@ -63,14 +63,13 @@ class Uploads:
 
     def router(self) -> Router:
         """The uploader's handlers, most specific first."""
-        router = Router("content: uploads")
-        mine = (ChatType("private"), from_person, self.is_uploader)
-        router.message(*mine, lambda m, _: forwarded_chat(m) is not None)(self.add_channel)
-        router.message(*mine, Command("batch"))(self.open_batch)
-        router.message(*mine, Command("cancel"))(self.cancel_batch)
-        router.message(*mine, Command("done"))(self.close_batch)
-        router.message(*mine, State(BATCH))(self.add_to_batch)
-        router.message(*mine)(self.single)
+        router = Router("content: uploads", ChatType("private"), from_person, self.is_uploader)
+        router.message(lambda m, _: forwarded_chat(m) is not None)(self.add_channel)
+        router.message(Command("batch"))(self.open_batch)
+        router.message(Command("cancel"))(self.cancel_batch)
+        router.message(Command("done"))(self.close_batch)
+        router.message(State(BATCH))(self.add_to_batch)
+        router.message()(self.single)
         return router
 
     async def _reply(self, message: dict[str, Any], ctx: Context, key: str, **values: Any) -> None:
