@@ -171,7 +171,7 @@ async def test_router_filters_are_checked_once_and_only_for_kinds_it_handles() -
 
     def counted(event: dict[str, Any], c: Context) -> bool:
         asked.append("filter")
-        return event.get("chat", {}).get("type") == "private"
+        return bool(event.get("chat", {}).get("type") == "private")
 
     root = Router()
     private = Router("private only", counted)
