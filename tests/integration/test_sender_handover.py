@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 
 from sponsorbot.engine import outbox
-from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.bots import ActiveBot, BotLink
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.ratelimit import RateLimiter
@@ -24,15 +24,8 @@ async def idle(_bot_id: int) -> None:
 
 def sender(pool: asyncpg.Pool) -> Sender:
     bot = ActiveBot(BotInfo(7, "handover_bot", "webhook", "active"), TOKEN)
-    made = Sender(
-        pool,
-        bot,
-        BotApi("http://127.0.0.1:9"),
-        Notifier(),
-        RateLimiter(),
-        lease=("send:7", "me"),
-        on_refused=idle,
-    )
+    link = BotLink(pool, bot, BotApi("http://127.0.0.1:9"), Notifier(), idle)
+    made = Sender(link, RateLimiter(), lease=("send:7", "me"))
     made._lost = asyncio.Event()  # as run() sets it: holding the lease
     return made
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,29 @@ class ActiveBot:
 
     info: BotInfo
     token: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotLink:
+    """What a bot's sender and poller are made from: the database, the bot, the Bot API,
+    wake-ups, and what to do when Telegram refuses the bot's token."""
+
+    pool: asyncpg.Pool
+    bot: ActiveBot
+    api: BotApi
+    notifier: Notifier
+    on_refused: Callable[[int], Awaitable[None]]
+
+
+class BotJob:
+    """A loop that works for one bot (its sender, its poller), talking to Telegram as it."""
+
+    def __init__(self, link: BotLink) -> None:
+        self.pool = link.pool
+        self.bot = link.bot
+        self.telegram = link.api.bot(link.bot.token)
+        self.notifier = link.notifier
+        self.on_refused = link.on_refused
 
 
 def secret_hash(secret: str) -> bytes:

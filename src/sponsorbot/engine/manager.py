@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
-from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotService
+from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
@@ -178,30 +178,20 @@ class BotManager:
     async def _run_one(self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event) -> None:
         job: Job
         sender: Sender | None = None
+        link = BotLink(self.pool, bot, self.api, self.notifier, self._refused)
         if kind == "send":
             limiter = RateLimiter(self.per_bot, self.per_chat)
             sender = Sender(
-                self.pool,
-                bot,
-                self.api,
-                self.notifier,
+                link,
                 limiter,
                 concurrency=self.concurrency,
                 max_attempts=self.max_attempts,
                 lease=(name, self.leases.owner),
-                on_refused=self._refused,
             )
             self.senders[bot.info.id] = sender
             job = sender.run
         else:
-            job = Poller(
-                self.pool,
-                bot,
-                self.api,
-                self.notifier,
-                self._refused,
-                allowed_updates=self.service.allowed_updates,
-            ).run
+            job = Poller(link, allowed_updates=self.service.allowed_updates).run
         # A poll in progress is not interrupted by `lost` by itself: race the two.
         task = asyncio.create_task(job(lost))
         watcher = asyncio.create_task(lost.wait())

@@ -8,13 +8,10 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import asyncpg
-
-from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.inbox import store_updates
-from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.updates import MalformedUpdate, classify
-from sponsorbot.telegram import BotApi, Conflict, TelegramError, Unauthorized
+from sponsorbot.telegram import Conflict, TelegramError, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -32,25 +29,17 @@ def _well_formed(update: Any) -> bool:
     return True
 
 
-class Poller:
+class Poller(BotJob):
     """getUpdates in a loop; each batch is stored and the offset advanced in one transaction."""
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
-        bot: ActiveBot,
-        api: BotApi,
-        notifier: Notifier,
-        on_refused: Callable[[int], Awaitable[None]],
+        link: BotLink,
         poll_timeout_s: int = POLL_TIMEOUT_S,
         *,
         allowed_updates: Callable[[], list[str]] = list,
     ) -> None:
-        self.pool = pool
-        self.bot = bot
-        self.telegram = api.bot(bot.token)
-        self.notifier = notifier
-        self.on_refused = on_refused
+        super().__init__(link)
         self.poll_timeout_s = poll_timeout_s
         self.allowed_updates = allowed_updates
 

@@ -13,21 +13,16 @@ import contextlib
 import logging
 import random
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-
-import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import outbox
-from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.leases import HOLDS
-from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.ratelimit import RateLimiter
 from sponsorbot.telegram import (
     BadRequest,
-    BotApi,
     Forbidden,
     RetryAfter,
     TelegramError,
@@ -62,31 +57,23 @@ class _Refused:
     pass
 
 
-class Sender:
+class Sender(BotJob):
     """Sends one bot's queued calls while `lost` is unset."""
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
-        bot: ActiveBot,
-        api: BotApi,
-        notifier: Notifier,
+        link: BotLink,
         limiter: RateLimiter,
         *,
         concurrency: int = 4,
         max_attempts: int = 8,
         lease: tuple[str, str],
-        on_refused: Callable[[int], Awaitable[None]],
     ) -> None:
-        self.pool = pool
-        self.bot = bot
-        self.telegram = api.bot(bot.token)
-        self.notifier = notifier
+        super().__init__(link)
         self.limiter = limiter
         self.concurrency = concurrency
         self.max_attempts = max_attempts
         self.lease = lease
-        self.on_refused = on_refused
         self._queues: dict[int, deque[OutboxRow]] = {}
         self._ready: asyncio.Queue[int] = asyncio.Queue()
         self._scheduled: set[int] = set()  # chats that are ready, busy or waiting out a backoff
