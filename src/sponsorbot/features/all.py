@@ -48,4 +48,4 @@ def install(
         if part.fallback is not None:
             engine.router.include_router(part.fallback)
     engine.router.include_router(stray_buttons(Router("stray buttons")))
-    return Features(shared, parts)
+    return Features(parts)

@@ -76,8 +76,7 @@ class Feature:
 class Features:
     """The features of one process, set up: their services by class."""
 
-    def __init__(self, shared: Shared, parts: dict[str, Parts]) -> None:
-        self.shared = shared
+    def __init__(self, parts: dict[str, Parts]) -> None:
         self.parts = parts
         self._services: dict[type, Any] = {}
         for part in parts.values():
