@@ -65,6 +65,8 @@ class Router:
         self._handlers: dict[str, list[_Registered]] = {}
         self._children: list[Router] = []
         self._parent: Router | None = None
+        # The kinds handled here or below; asked on every update, so kept until a change.
+        self._kinds: frozenset[str] | None = None
 
     def on(self, kind: str, *filters: Filter) -> Callable[[H], H]:
         """Register the decorated `handler(event, ctx)` for updates of `kind` passing `filters`.
@@ -74,6 +76,7 @@ class Router:
 
         def register(handler: H) -> H:
             self._handlers.setdefault(kind, []).append(_Registered(handler, filters))
+            self._changed()
             return handler
 
         return register
@@ -109,22 +112,30 @@ class Router:
             ancestor = ancestor._parent
         router._parent = self
         self._children.append(router)
+        self._changed()
         return router
 
     def kinds(self) -> list[str]:
         """The update kinds with a handler here or below (what `allowed_updates` asks for)."""
-        found: set[str] = set()
-        self._collect(found)
-        return sorted(found)
+        return sorted(self._kind_set())
 
     def handles(self, kind: str) -> bool:
         """Whether any handler here or below takes updates of `kind`."""
-        return kind in self._handlers or any(c.handles(kind) for c in self._children)
+        return kind in self._kind_set()
 
-    def _collect(self, found: set[str]) -> None:
-        found.update(k for k, handlers in self._handlers.items() if handlers)
-        for child in self._children:
-            child._collect(found)
+    def _kind_set(self) -> frozenset[str]:
+        if self._kinds is None:
+            found = set(self._handlers)
+            for child in self._children:
+                found |= child._kind_set()
+            self._kinds = frozenset(found)
+        return self._kinds
+
+    def _changed(self) -> None:
+        router: Router | None = self
+        while router is not None:
+            router._kinds = None
+            router = router._parent
 
     async def dispatch(self, kind: str, update: dict[str, Any], ctx: Context) -> bool:
         """Route one update; True when a handler took it (an observer kind: when any ran)."""
