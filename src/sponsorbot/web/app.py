@@ -34,7 +34,7 @@ def create_app(
     app.state.services = services
     install_api(app)
     secure = (settings.public_url or "").startswith("https://")
-    mount_panel(app, db.pool, services.bots, panel or PanelConfig(secure_cookies=secure))
+    mount_panel(app, db.pool, panel or PanelConfig(secure_cookies=secure))
     install_refusals(app)
     # Added last, so it is the outermost middleware: webhooks pass through nothing else.
     app.add_middleware(WebhookIntake, intake=services.bots.intake)

@@ -88,10 +88,6 @@ class BotsService:
         with _owner_errors():
             return await self._bots.resume(bot_id)
 
-    async def set_status(self, bot_id: int, status: str) -> dict[str, Any]:
-        """Pause (`paused`) or resume (`active`)."""
-        return await (self.pause(bot_id) if status == "paused" else self.resume(bot_id))
-
     async def set_mode(self, bot_id: int, mode: str) -> dict[str, Any]:
         """Switch between webhook and long polling."""
         with _owner_errors():

@@ -11,7 +11,6 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from sponsorbot.features.accounts import users as accounts
-from sponsorbot.features.bots.service import BotsService
 from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
 from sponsorbot.web.panel.routes_bots import router as bots_router
@@ -43,11 +42,9 @@ def _viewer(request: Request) -> Viewer | None:
     return viewer
 
 
-def mount_panel(
-    app: FastAPI, pool: asyncpg.Pool, bots: BotsService, config: PanelConfig | None = None
-) -> None:
+def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = None) -> None:
     """Add the panel's pages, its static files and its error pages to the app."""
-    app.state.panel = Panel(pool, bots, config or PanelConfig(), make_environment())
+    app.state.panel = Panel(pool, config or PanelConfig(), make_environment())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(auth_router)
     app.include_router(dashboard_router)

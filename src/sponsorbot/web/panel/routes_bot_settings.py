@@ -14,7 +14,7 @@ from sponsorbot.web.panel.deps import ManageBots
 from sponsorbot.web.panel.errors import REFUSED, describe, text_problem
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 
@@ -59,9 +59,8 @@ async def _page(
     values: dict[str, Any] | None = None,
     status: int = 200,
 ) -> Response:
-    panel = panel_of(request)
     features = services_of(request)
-    bot = await panel.bots.get(bot_id)
+    bot = await features.bots.get(bot_id)
     texts = await features.bot_settings.texts(bot_id)
     storage = await features.bot_settings.storage_chat(bot_id)
     overrides: dict[str, dict[str, str]] = (values or {}).get("texts") or texts["overrides"]
@@ -87,7 +86,7 @@ async def _page(
         "errors": errors,
         "storage": (values or {}).get("storage", "" if storage is None else str(storage)),
         "texts": rows,
-        "webhook_possible": panel.bots.webhook_possible,
+        "webhook_possible": features.bots.webhook_possible,
         "saved": request.query_params.get("saved", ""),
     }
     return render(request, viewer, "bot_settings.html", context, status)
@@ -120,9 +119,9 @@ async def _audit(
 @router.post("/bots/{bot_id}/mode")
 async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Switch between long polling and a webhook (checked with Telegram)."""
-    panel = panel_of(request)
+    bots = services_of(request).bots
     mode = str((await request.form()).get("mode", ""))
-    before = await panel.bots.get(bot_id)
+    before = await bots.get(bot_id)
     if mode not in ("polling", "webhook"):
         return await _page(
             request, viewer, bot_id, {"mode": _("Choose polling or webhook.")}, None, 422
@@ -130,7 +129,7 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
     if mode == before["mode"]:
         return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
     try:
-        after = await panel.bots.set_mode(bot_id, mode)
+        after = await bots.set_mode(bot_id, mode)
     except REFUSED as exc:
         return await _page(request, viewer, bot_id, {"mode": describe(exc)}, None, 422)
     await _audit(
@@ -147,10 +146,10 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
 @router.post("/bots/{bot_id}/storage")
 async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Set (or clear) the chat uploaded files are kept in."""
-    panel = panel_of(request)
-    settings = services_of(request).bot_settings
+    services = services_of(request)
+    bots, settings = services.bots, services.bot_settings
     raw = str((await request.form()).get("storage_chat", ""))
-    bot = await panel.bots.get(bot_id)
+    bot = await bots.get(bot_id)
     before = await settings.storage_chat(bot_id)
     chat_id, ok = _storage_value(raw)
     if not ok:
@@ -172,10 +171,10 @@ async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Resp
 @router.post("/bots/{bot_id}/texts")
 async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Save the visitors' texts; an empty field means our default text."""
-    panel = panel_of(request)
-    settings = services_of(request).bot_settings
+    services = services_of(request)
+    bots, settings = services.bots, services.bot_settings
     form = await request.form()
-    bot = await panel.bots.get(bot_id)
+    bot = await bots.get(bot_id)
     before: dict[str, dict[str, str]] = (await settings.texts(bot_id))["overrides"]
     wanted: dict[str, dict[str, str]] = {}
     for language in LANGUAGES:

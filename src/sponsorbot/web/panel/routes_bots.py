@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, RemoveBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import (
     Viewer,
     audit,
-    panel_of,
     redirect,
     render,
 )
@@ -22,13 +22,13 @@ router = APIRouter(include_in_schema=False, tags=["panel"])
 async def _bots_page(
     request: Request, viewer: Viewer, values: dict[str, str], errors: dict[str, str], status: int
 ) -> Response:
-    panel = panel_of(request)
+    bots = services_of(request).bots
     context = {
-        "bots": await panel.bots.all(),
+        "bots": await bots.all(),
         "values": values,
         "errors": errors,
-        "default_mode": panel.bots.default_mode(),
-        "webhook_possible": panel.bots.webhook_possible,
+        "default_mode": bots.default_mode(),
+        "webhook_possible": bots.webhook_possible,
     }
     return render(request, viewer, "bots.html", context, status)
 
@@ -42,7 +42,7 @@ async def bots_page(request: Request, viewer: View) -> Response:
 @router.post("/bots")
 async def bots_add(request: Request, viewer: ManageBots) -> Response:
     """Add a bot by token: checked live with Telegram before it is saved."""
-    panel = panel_of(request)
+    bots = services_of(request).bots
     form = await request.form()
     token = str(form.get("token", "")).strip()
     mode = str(form.get("mode", "")) or None
@@ -52,7 +52,7 @@ async def bots_add(request: Request, viewer: ManageBots) -> Response:
         errors = {"token": _("Paste the token @BotFather gave you.")}
         return await _bots_page(request, viewer, {}, errors, 422)
     try:
-        bot = await panel.bots.add(token, mode)
+        bot = await bots.add(token, mode)
     except REFUSED as exc:
         # The token is never echoed back into the form: the owner pastes it again.
         return await _bots_page(request, viewer, {}, {"token": describe(exc)}, 422)
@@ -67,10 +67,11 @@ async def bots_add(request: Request, viewer: ManageBots) -> Response:
 
 
 async def _bot_action(request: Request, viewer: Viewer, bot_id: int, action: str) -> Response:
-    panel = panel_of(request)
-    before = await panel.bots.get(bot_id)
+    bots = services_of(request).bots
+    before = await bots.get(bot_id)
     try:
-        after = await panel.bots.set_status(bot_id, action)
+        change = bots.pause if action == "paused" else bots.resume
+        after = await change(bot_id)
     except REFUSED as exc:
         return await _bots_page(request, viewer, {}, {f"bot-{bot_id}": describe(exc)}, 422)
     await audit(
@@ -99,16 +100,16 @@ async def bot_resume(request: Request, bot_id: int, viewer: ManageBots) -> Respo
 @router.get("/bots/{bot_id}/remove")
 async def bot_remove_confirm(request: Request, bot_id: int, viewer: RemoveBots) -> Response:
     """Ask before removing: it deletes everything queued for the bot."""
-    bot = await panel_of(request).bots.get(bot_id)
+    bot = await services_of(request).bots.get(bot_id)
     return render(request, viewer, "bot_remove.html", {"bot": bot})
 
 
 @router.post("/bots/{bot_id}/remove")
 async def bot_remove(request: Request, bot_id: int, viewer: RemoveBots) -> Response:
     """Remove a bot for good (owner only)."""
-    panel = panel_of(request)
-    bot = await panel.bots.get(bot_id)
-    await panel.bots.remove(bot_id)
+    bots = services_of(request).bots
+    bot = await bots.get(bot_id)
+    await bots.remove(bot_id)
     await audit(
         request,
         viewer,

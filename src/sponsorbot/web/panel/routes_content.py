@@ -47,7 +47,8 @@ async def _content_page(
     query = request.query_params.get("q", "").strip()[:100]
     features = services_of(request)
     panel = panel_of(request)
-    bot = await panel.bots.get(bot_id)
+    bots = services_of(request).bots
+    bot = await bots.get(bot_id)
     items, total = await features.contents.list(bot_id, PAGE, (number - 1) * PAGE, query)
     storage = await features.bot_settings.storage_chat(bot_id)
     by_item = await features.statistics.content_counts(bot_id, [i["id"] for i in items])
@@ -134,7 +135,7 @@ async def content_upload(request: Request, bot_id: int, viewer: Edit) -> Respons
     """
     features = services_of(request)
     limit = panel_of(request).config.upload_limit
-    await panel_of(request).bots.get(bot_id)
+    await services_of(request).bots.get(bot_id)
     try:
         # When the script sent it (CSRF token in a header) the body is not read at all.
         refuse_declared_size(request, limit)

@@ -11,7 +11,7 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 
@@ -26,7 +26,7 @@ async def _channels_page(
     request: Request, viewer: Viewer, bot_id: int, errors: dict[str, str], status: int = 200
 ) -> Response:
     features = services_of(request)
-    bot = await panel_of(request).bots.get(bot_id)
+    bot = await services_of(request).bots.get(bot_id)
     channels, _total = await features.channels.list(bot_id, 200, 0)
     gate = await features.bot_settings.gate(bot_id)
     in_gate = {g["chat_id"]: (i, g) for i, g in enumerate(gate)}

@@ -25,7 +25,6 @@ from sponsorbot.features.accounts.api_tokens import ROLES
 from sponsorbot.features.accounts.audit import Actor, record
 from sponsorbot.features.accounts.security import same
 from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, load_session
-from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.i18n import N_
@@ -75,7 +74,6 @@ class Panel:
     """What every panel route needs, kept on `app.state.panel`."""
 
     pool: asyncpg.Pool
-    bots: BotsService
     config: PanelConfig
     env: Environment
 
