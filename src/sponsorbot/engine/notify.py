@@ -13,6 +13,7 @@ import contextlib
 import logging
 import random
 import secrets
+from collections.abc import Callable
 
 import asyncpg
 
@@ -38,6 +39,7 @@ class Notifier:
         self._outgoing: set[str] = set()
         self._flush_task: asyncio.Task[None] | None = None
         self._listen_conn: asyncpg.Connection | None = None
+        self._subscribers: list[tuple[str, Callable[[str], None]]] = []
 
     def _event(self, key: str) -> asyncio.Event:
         event = self._events.get(key)
@@ -53,6 +55,10 @@ class Notifier:
         self._outgoing.add(key)
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.create_task(self._flush())
+
+    def subscribe(self, prefix: str, fn: Callable[[str], None]) -> None:
+        """Call `fn(rest)` when another process wakes a key `prefix + rest` (a cache to drop)."""
+        self._subscribers.append((prefix, fn))
 
     def _wake_local(self, key: str) -> None:
         event = self._events.get(key)
@@ -114,8 +120,15 @@ class Notifier:
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
         sender, _, key = str(payload).partition("/")
-        if sender != self._me:
-            self._wake_local(key)
+        if sender == self._me:
+            return
+        self._wake_local(key)
+        for prefix, fn in self._subscribers:
+            if key.startswith(prefix):
+                try:
+                    fn(key[len(prefix) :])
+                except Exception:
+                    log.exception("wake-up subscriber for %s failed", prefix)
 
     async def close(self) -> None:
         """Send what is gathered and stop listening."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
-from sponsorbot.features import accounts, bots, channels, content, gate, stats
+from sponsorbot.features import accounts, bots, campaigns, channels, content, gate, stats
 from sponsorbot.features.base import Feature, Features, Options, Shared
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
@@ -26,6 +26,7 @@ FEATURES: tuple[Feature, ...] = (
     channels.FEATURE,
     content.FEATURE,
     gate.FEATURE,
+    campaigns.FEATURE,
 )
 
 
@@ -34,7 +35,7 @@ def install(
 ) -> Features:
     """Set the features up on this engine: routers, jobs, services."""
     options = options or Options()
-    config = ConfigCache(engine.pool, options.config_ttl_s)
+    config = ConfigCache(engine.pool, options.config_ttl_s, engine.notifier)
     bots_service = BotsService(engine.bots, engine.api, engine.intake)
     shared = Shared(engine, bots_service, config, MembershipCache(options.member_ttl_s), options)
     parts = {feature.name: feature.setup(shared) for feature in features}

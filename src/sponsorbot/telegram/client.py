@@ -283,6 +283,11 @@ class Bot:
         }
         return _typed_dict(await self.call("createChatInviteLink", params))
 
+    async def revoke_chat_invite_link(self, chat_id: int | str, invite_link: str) -> JsonDict:
+        """revokeChatInviteLink: the revoked ChatInviteLink object."""
+        params = {"chat_id": chat_id, "invite_link": invite_link}
+        return _typed_dict(await self.call("revokeChatInviteLink", params))
+
     async def approve_chat_join_request(self, chat_id: int | str, user_id: int) -> bool:
         """approveChatJoinRequest."""
         return bool(

@@ -9,6 +9,7 @@ from fastapi import Request
 from sponsorbot.features.accounts.api_tokens import TokenService
 from sponsorbot.features.base import Features
 from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
@@ -25,6 +26,7 @@ class Services:
     bot_settings: BotSettingsService
     tokens: TokenService
     statistics: Statistics
+    campaigns: CampaignService
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -36,6 +38,7 @@ class Services:
             features.get(BotSettingsService),
             features.get(TokenService),
             features.get(Statistics),
+            features.get(CampaignService),
         )
 
 

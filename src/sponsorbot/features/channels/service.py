@@ -119,6 +119,7 @@ class ChannelCheck:
     username: str | None
     chat_type: str
     missing: list[str] = field(default_factory=list)
+    join_by_request: bool = False  # joining takes an admin's approval (getChat says so)
 
     @property
     def status(self) -> str:
@@ -147,6 +148,7 @@ def from_chat(chat: dict[str, Any], member: dict[str, Any]) -> ChannelCheck:
         username=chat.get("username"),
         chat_type=str(chat.get("type", "channel")),
         missing=missing_rights(member),
+        join_by_request=bool(chat.get("join_by_request")),
     )
 
 

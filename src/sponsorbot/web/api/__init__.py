@@ -1,4 +1,5 @@
-"""The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens."""
+"""The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
+campaigns."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi import APIRouter, FastAPI
 from sponsorbot.web.api import (
     routes_bot_texts,
     routes_bots,
+    routes_campaigns,
     routes_channels,
     routes_content,
     routes_tokens,
@@ -37,6 +39,7 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_channels.router, tags=["channels and gate"])
     api.include_router(routes_bot_texts.router, tags=["texts and uploaders"])
     api.include_router(routes_content.router, tags=["content"])
+    api.include_router(routes_campaigns.router, tags=["campaigns"])
     app.include_router(api)
     install_errors(app)
     _describe_json_body(app)

@@ -262,3 +262,82 @@ class MeOut(BaseModel):
     token_id: int
     name: str
     role: str
+
+
+GoalKind = Literal["kept", "joins"]
+Position = Literal["first", "last"]
+CampaignStatus = Literal["scheduled", "running", "paused", "reached", "ended"]
+
+
+class CampaignIn(Strict):
+    """A sponsor campaign: the channel (any reference form) goes into the gate of these bots,
+    each with its own invite link, until the goal or the end date."""
+
+    name: str = Field(min_length=1, max_length=200)
+    channel: str = Field(min_length=1, max_length=300)
+    bot_ids: list[int] = Field(min_length=1, max_length=100)
+    goal_joins: int | None = Field(default=None, ge=1, le=100_000_000)
+    goal_kind: GoalKind = "kept"
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    retention_hours: int = Field(default=24, ge=1, le=24 * 90)
+    position: Position = "first"
+
+
+class CampaignPatch(Strict):
+    """Change a campaign that has not finished; fields left out stay as they are."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    goal_joins: int | None = Field(default=None, ge=1, le=100_000_000)
+    clear_goal: bool = False
+    goal_kind: GoalKind | None = None
+    ends_at: datetime | None = None
+    clear_ends_at: bool = False
+    retention_hours: int | None = Field(default=None, ge=1, le=24 * 90)
+    position: Position | None = None
+
+
+class CampaignLinkOut(BaseModel):
+    """One bot of a campaign: its invite link and what came through it."""
+
+    bot_id: int
+    username: str
+    invite_link: str
+    revoked_at: datetime | None
+    joins: int = 0
+    kept: int = 0
+    left: int = 0
+
+
+class CampaignOut(BaseModel):
+    """A campaign with its figures. `joins`: credited once per person through the gate;
+    `kept`: of those, stayed past the retention window; `left`: left inside it; `waiting`:
+    still inside it; `outside_gate`: joined another way (the username, a shared link)."""
+
+    id: int
+    name: str
+    chat_id: int
+    chat_title: str
+    chat_username: str | None
+    join_requests: bool
+    goal_joins: int | None
+    goal_kind: GoalKind
+    progress: int
+    percent: int | None
+    starts_at: datetime
+    ends_at: datetime | None
+    retention_hours: int
+    position: Position
+    status: CampaignStatus
+    status_at: datetime
+    joins: int
+    kept: int
+    left: int
+    waiting: int
+    outside_gate: int
+    joins_today: int
+    links: list[CampaignLinkOut]
+    by_bot: list[CampaignLinkOut] = []
+    report_url: str | None
+    created_by: str
+    created_at: datetime

@@ -1,0 +1,75 @@
+"""Crediting campaigns from chat_member updates: one upsert per join or leave, no read phase
+and no Telegram call. `rules.py` is the same fold in Python; the tests hold the two together."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.campaigns.rules import MAX_LEAVES
+from sponsorbot.features.gate.membership import is_member
+
+# $1 bot, $2 chat, $3 person, $4 when, $5 the invite link the update carries (or NULL).
+# A join through this bot's link of the campaign, by someone the bot knows, is through the gate.
+JOIN = """
+INSERT INTO campaign_members AS m (campaign_id, user_id, bot_id, gate_joined_at, outside_at)
+SELECT c.id, $3, CASE WHEN g.through THEN $1::bigint END,
+       CASE WHEN g.through THEN $4::timestamptz END,
+       CASE WHEN g.through THEN NULL ELSE $4::timestamptz END
+FROM campaigns c
+JOIN campaign_bots b ON b.campaign_id = c.id AND b.bot_id = $1
+CROSS JOIN LATERAL (
+    SELECT COALESCE(b.invite_link = $5, false)
+           AND EXISTS (SELECT 1 FROM people p WHERE p.bot_id = $1 AND p.user_id = $3) AS through
+) g
+WHERE c.chat_id = $2 AND c.status IN ('running', 'paused') AND $4 >= c.starts_at
+ON CONFLICT (campaign_id, user_id) DO UPDATE SET
+    gate_joined_at = CASE WHEN excluded.gate_joined_at IS NOT NULL AND (m.gate_joined_at IS NULL
+        OR (excluded.gate_joined_at, excluded.bot_id) < (m.gate_joined_at, m.bot_id))
+        THEN excluded.gate_joined_at ELSE m.gate_joined_at END,
+    bot_id = CASE WHEN excluded.gate_joined_at IS NOT NULL AND (m.gate_joined_at IS NULL
+        OR (excluded.gate_joined_at, excluded.bot_id) < (m.gate_joined_at, m.bot_id))
+        THEN excluded.bot_id ELSE m.bot_id END,
+    outside_at = LEAST(m.outside_at, excluded.outside_at)
+"""
+# A leave is kept for a live campaign, or for a person the campaign already has a record of
+# (the retention window goes on after the campaign reached its goal or ended).
+LEAVE = f"""
+INSERT INTO campaign_members AS m (campaign_id, user_id, leaves)
+SELECT c.id, $3, ARRAY[$4::timestamptz]
+FROM campaigns c
+JOIN campaign_bots b ON b.campaign_id = c.id AND b.bot_id = $1
+WHERE c.chat_id = $2 AND $4 >= c.starts_at
+  AND (c.status IN ('running', 'paused')
+       OR EXISTS (SELECT 1 FROM campaign_members x WHERE x.campaign_id = c.id AND x.user_id = $3))
+ON CONFLICT (campaign_id, user_id) DO UPDATE SET
+    leaves = ARRAY(SELECT DISTINCT l FROM unnest(m.leaves || excluded.leaves) AS l
+                   ORDER BY l LIMIT {MAX_LEAVES})
+"""
+
+
+async def chat_member(body: dict[str, Any], ctx: Context) -> None:
+    """Credit or record a leave for every campaign of this bot on this chat (often none)."""
+    new = body.get("new_chat_member") or {}
+    user = new.get("user") or {}
+    user_id = user.get("id")
+    if not isinstance(user_id, int) or user_id == ctx.bot.id or user.get("is_bot"):
+        return
+    was, now = is_member(body.get("old_chat_member") or {}), is_member(new)
+    if was == now:
+        return
+    chat_id = int(body["chat"]["id"])
+    at = _when(body.get("date"))
+    if now:
+        link = (body.get("invite_link") or {}).get("invite_link")
+        ctx.uow.write_in_order(JOIN, ctx.bot.id, chat_id, user_id, at, link)
+    else:
+        ctx.uow.write_in_order(LEAVE, ctx.bot.id, chat_id, user_id, at)
+
+
+def _when(date: Any) -> datetime:
+    """The update's own time (so the order updates arrive in does not matter), else now."""
+    if isinstance(date, int) and date > 0:
+        return datetime.fromtimestamp(date, UTC)
+    return datetime.now(UTC)

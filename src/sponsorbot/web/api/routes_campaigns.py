@@ -1,0 +1,92 @@
+"""Sponsor campaigns: create, list, read with figures, change, pause, resume, end, and the
+sponsor's report link."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+
+from sponsorbot.features.campaigns.service import Draft
+from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
+from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, CampaignStatus, Page
+
+router = APIRouter()
+
+
+def report_url(request: Request, campaign: dict[str, Any]) -> dict[str, Any]:
+    """The campaign with the address of its report page (None when revoked)."""
+    token = campaign.get("report_token")
+    base = str(request.base_url).rstrip("/")
+    return {**campaign, "report_url": f"{base}/r/{token}" if token else None}
+
+
+@router.post(
+    "/campaigns",
+    status_code=201,
+    response_model=CampaignOut,
+    summary="Create a campaign (every bot must be an admin of the channel with can_invite_users)",
+)
+async def create_campaign(
+    body: CampaignIn, request: Request, who: Editor, features: Service
+) -> dict[str, Any]:
+    draft = Draft(**body.model_dump(exclude={"bot_ids"}), bot_ids=tuple(body.bot_ids))
+    campaign = await features.campaigns.create(draft, f"api:{who.name}")
+    return report_url(request, campaign)
+
+
+@router.get("/campaigns", response_model=Page[CampaignOut], summary="List campaigns")
+async def list_campaigns(
+    request: Request,
+    who: Reader,
+    features: Service,
+    status: CampaignStatus | None = None,
+    bot_id: int | None = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> dict[str, Any]:
+    rows, total = await features.campaigns.page(limit, offset, status, bot_id)
+    items = [report_url(request, r) for r in rows]
+    return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+@router.get("/campaigns/{campaign_id}", response_model=CampaignOut, summary="One campaign")
+async def get_campaign(
+    campaign_id: int, request: Request, who: Reader, features: Service
+) -> dict[str, Any]:
+    return report_url(request, await features.campaigns.get(campaign_id))
+
+
+@router.patch("/campaigns/{campaign_id}", response_model=CampaignOut, summary="Change a campaign")
+async def change_campaign(
+    campaign_id: int, body: CampaignPatch, request: Request, who: Editor, features: Service
+) -> dict[str, Any]:
+    changes = body.model_dump(exclude_none=True, exclude={"clear_goal", "clear_ends_at"})
+    if body.clear_goal:
+        changes["goal_joins"] = None
+    if body.clear_ends_at:
+        changes["ends_at"] = None
+    return report_url(request, await features.campaigns.change(campaign_id, changes))
+
+
+@router.post(
+    "/campaigns/{campaign_id}/{action}",
+    response_model=CampaignOut,
+    summary="Pause, resume or end a campaign; rotate or revoke its report link",
+)
+async def act_on_campaign(
+    campaign_id: int,
+    action: Literal["pause", "resume", "end", "rotate-report", "revoke-report"],
+    request: Request,
+    who: Editor,
+    features: Service,
+) -> dict[str, Any]:
+    service = features.campaigns
+    acts = {
+        "pause": service.pause,
+        "resume": service.resume,
+        "end": service.end,
+        "rotate-report": service.rotate_report,
+        "revoke-report": service.revoke_report,
+    }
+    return report_url(request, await acts[action](campaign_id))
