@@ -239,6 +239,11 @@ class SimulatorClient:
 
     # Conditions --------------------------------------------------------------------------
 
+    async def advance_clock(self, seconds: float) -> float:
+        """Move the simulated clock on (later dates in messages and updates); the new time."""
+        result = await self._call("clock", {"seconds": seconds})
+        return float(result["ts"])
+
     async def set_latency(self, fixed_ms: float, jitter_ms: float = 0.0) -> None:
         """Every Bot API call waits ``fixed_ms`` plus up to ``jitter_ms``."""
         await self._call("latency", {"fixed_ms": fixed_ms, "jitter_ms": jitter_ms})

@@ -289,6 +289,15 @@ async def clear_faults(sim: Simulator, body: Body) -> Any:
     return True
 
 
+async def advance_clock(sim: Simulator, body: Body) -> Any:
+    """Move the simulated clock on by ``seconds`` (dates of later messages and updates)."""
+    seconds = float(body.get("seconds", 0))
+    if not 0 <= seconds <= 10 * 365 * 86400:
+        raise ValueError("seconds must be between 0 and ten years")
+    sim.world.offset_s += seconds
+    return {"offset_s": sim.world.offset_s, "ts": sim.world.clock()}
+
+
 async def set_limits(sim: Simulator, body: Body) -> Any:
     """Change the flood limits: ``per_bot_per_second``, ``per_chat_per_second``."""
     sim.limiter.per_bot = int(body.get("per_bot_per_second", sim.limiter.per_bot))
@@ -388,6 +397,7 @@ ROUTES: dict[str, Action] = {
     "faults": set_fault,
     "faults/clear": clear_faults,
     "limits": set_limits,
+    "clock": advance_clock,
     "reset": reset,
 }
 READ_ROUTES: dict[str, Action] = {

@@ -252,7 +252,9 @@ class World:
 
     def __init__(self, seed: int | None = None, clock: Callable[[], float] = time.time) -> None:
         self.rng = random.Random(seed)
-        self.clock = clock
+        self._wall = clock
+        # Added to the wall clock, so a test can see what a day later looks like.
+        self.offset_s = 0.0
         self.accounts: dict[int, Account] = {}
         self.bots: dict[int, Bot] = {}
         self.bots_by_token: dict[str, Bot] = {}
@@ -272,6 +274,10 @@ class World:
             candidate = self.rng.randint(low, high)
             if candidate not in self.accounts:
                 return candidate
+
+    def clock(self) -> float:
+        """Unix time, moved on by `offset_s`."""
+        return self._wall() + self.offset_s
 
     def now(self) -> int:
         """Unix time in whole seconds, as message dates are."""

@@ -10,9 +10,12 @@ from sponsorbot.engine.unit import Context
 from sponsorbot.features.campaigns.rules import MAX_LEAVES
 from sponsorbot.features.gate.membership import is_member
 
+# Telegram's dates are whole seconds from Telegram's clock: a join in the second the campaign
+# started, or with clocks a little apart, still counts.
+SKEW = "interval '5 seconds'"
 # $1 bot, $2 chat, $3 person, $4 when, $5 the invite link the update carries (or NULL).
 # A join through this bot's link of the campaign, by someone the bot knows, is through the gate.
-JOIN = """
+JOIN = f"""
 INSERT INTO campaign_members AS m (campaign_id, user_id, bot_id, gate_joined_at, outside_at)
 SELECT c.id, $3, CASE WHEN g.through THEN $1::bigint END,
        CASE WHEN g.through THEN $4::timestamptz END,
@@ -23,7 +26,7 @@ CROSS JOIN LATERAL (
     SELECT COALESCE(b.invite_link = $5, false)
            AND EXISTS (SELECT 1 FROM people p WHERE p.bot_id = $1 AND p.user_id = $3) AS through
 ) g
-WHERE c.chat_id = $2 AND c.status IN ('running', 'paused') AND $4 >= c.starts_at
+WHERE c.chat_id = $2 AND c.status IN ('running', 'paused') AND $4 >= c.starts_at - {SKEW}
 ON CONFLICT (campaign_id, user_id) DO UPDATE SET
     gate_joined_at = CASE WHEN excluded.gate_joined_at IS NOT NULL AND (m.gate_joined_at IS NULL
         OR (excluded.gate_joined_at, excluded.bot_id) < (m.gate_joined_at, m.bot_id))
@@ -40,7 +43,7 @@ INSERT INTO campaign_members AS m (campaign_id, user_id, leaves)
 SELECT c.id, $3, ARRAY[$4::timestamptz]
 FROM campaigns c
 JOIN campaign_bots b ON b.campaign_id = c.id AND b.bot_id = $1
-WHERE c.chat_id = $2 AND $4 >= c.starts_at
+WHERE c.chat_id = $2 AND $4 >= c.starts_at - {SKEW}
   AND (c.status IN ('running', 'paused')
        OR EXISTS (SELECT 1 FROM campaign_members x WHERE x.campaign_id = c.id AND x.user_id = $3))
 ON CONFLICT (campaign_id, user_id) DO UPDATE SET
