@@ -37,7 +37,7 @@ async def test_gate_shows_the_campaign_link_and_the_join_is_credited_once(
         await n.tg.sim.open_url(user, links[n.bots[0]["id"]])
 
         async def credited() -> bool:
-            return (await counts(n, campaign["id"]))["joins"] == 1
+            return bool((await counts(n, campaign["id"]))["joins"] == 1)
 
         await eventually(credited)
         # Leave and join again through the other bot's link: still one credit.
@@ -100,7 +100,7 @@ async def test_reaching_the_goal_takes_the_channel_out_of_both_gates(
         started = time.monotonic()
 
         async def reached() -> bool:
-            return (await counts(n, campaign["id"]))["status"] == "reached"
+            return bool((await counts(n, campaign["id"]))["status"] == "reached")
 
         await eventually(reached, timeout=10)
         # Every gate drops it at once (the cache lives 60 s here): the content comes straight.
