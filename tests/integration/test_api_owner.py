@@ -216,6 +216,8 @@ async def test_openapi_is_valid_and_every_endpoint_answers_bad_input_with_json_4
                     .replace("{user_id}", "42")
                     .replace("{content_id}", "1")
                     .replace("{token_id}", "999")
+                    .replace("{campaign_id}", "1")
+                    .replace("{action}", "pause")
                 )
                 cases: list[tuple[str, bytes]] = []
                 if "requestBody" in operation:
