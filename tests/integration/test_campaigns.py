@@ -11,9 +11,10 @@ from typing import Any
 import asyncpg
 import pytest
 
+from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from tests.integration.campaignkit import Network, network, urls
-from tests.kit import eventually
+from tests.kit import eventually, make_settings, running_engine
 
 
 async def counts(n: Network, campaign_id: int) -> dict[str, Any]:
@@ -147,3 +148,82 @@ async def test_bad_input_is_refused_with_a_reason(
         with pytest.raises(Conflict):
             await n.campaign()
         assert await pool.fetchval("SELECT count(*) FROM campaigns") == 1
+
+
+async def test_a_join_request_through_the_link_passes_the_gate_and_counts_when_approved(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with network(pool, db_dsn, tmp_path, join_request=True) as n:
+        campaign = await n.campaign(join_requests=True)
+        assert campaign["join_requests"] is True
+        link = campaign["links"][0]["invite_link"]
+        user = await n.visitor()
+        gate = await n.gate(user, 0)
+        assert urls(gate) == [link]
+        assert await n.tg.sim.join(user, invite_link=link) == "pending"
+
+        async def recorded() -> bool:
+            found = await pool.fetchval(
+                "SELECT count(*) FROM join_requests WHERE bot_id = $1", n.bots[0]["id"]
+            )
+            return bool(found == 1)
+
+        await eventually(recorded)
+        # The pending request lets the visitor through; the credit waits for the approval.
+        await n.tg.sim.press_button(user, n.bots[0]["username"], gate["message_id"], _joined(gate))
+
+        async def delivered() -> bool:
+            chat = await n.tg.sim.read_chat(user, n.bots[0]["username"])
+            return any(m["media"] for m in chat if m["from"] == "bot")
+
+        await eventually(delivered)
+        assert (await counts(n, campaign["id"]))["joins"] == 0
+        await n.features.bot_settings.decide_request(n.bots[0]["id"], n.channel["id"], user, True)
+
+        async def credited() -> bool:
+            return bool((await counts(n, campaign["id"]))["joins"] == 1)
+
+        await eventually(credited)
+
+
+def _joined(gate: dict[str, Any]) -> str:
+    return str(next(b["callback_data"] for r in gate["buttons"] for b in r if "callback_data" in b))
+
+
+async def test_pause_takes_the_channel_out_and_resume_brings_it_back(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with network(pool, db_dsn, tmp_path) as n:
+        campaign = await n.campaign()
+        await n.features.campaigns.pause(campaign["id"])
+        user = await n.visitor()
+        await n.tg.sim.open_link(user, n.bots[0]["username"], n.contents[0]["code"])
+
+        async def delivered() -> bool:
+            chat = await n.tg.sim.read_chat(user, n.bots[0]["username"])
+            return any(m["media"] for m in chat if m["from"] == "bot")
+
+        await eventually(delivered)
+        await n.features.campaigns.resume(campaign["id"])
+        other = await n.visitor()
+        gate = await n.gate(other, 0)
+        assert urls(gate) == [campaign["links"][0]["invite_link"]]
+
+
+async def test_a_change_in_one_process_drops_the_gate_cache_of_another(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with network(pool, db_dsn, tmp_path) as n:
+        settings = make_settings(db_dsn, n.tg.url, tmp_path)
+        # A second "process": its own engine, notifier and caches on the same database.
+        async with running_engine(settings, pool, db_dsn, worker=False) as other:
+            bot_id = n.bots[0]["id"]
+            second = ConfigCache(pool, 60.0, other.engine.notifier)
+            assert (await second.get(bot_id)).gate == ()
+            campaign = await n.campaign()
+
+            async def dropped() -> bool:
+                return bool((await second.get(bot_id)).gate)
+
+            await eventually(dropped, timeout=3)
+            assert (await second.get(bot_id)).gate[0].campaign_id == campaign["id"]

@@ -86,6 +86,8 @@ class Draft:
     ends_at: datetime | None = None
     retention_hours: int = 24
     position: str = "first"
+    # Links that create join requests: None follows the chat (getChat's join_by_request).
+    join_requests: bool | None = None
 
 
 def check_draft(draft: Draft, now: datetime, *, creating: bool) -> Draft:
@@ -158,6 +160,8 @@ class CampaignService(OwnerService):
                 code="campaign_overlap",
                 campaign_id=overlap["id"],
             )
+        if draft.join_requests is not None:
+            chat = replace(chat, join_by_request=draft.join_requests)
         made = await self._make_links(telegrams, chat, draft.name)
         try:
             campaign_id = await self._save(draft, chat, made, created_by, now)

@@ -282,6 +282,11 @@ class CampaignIn(Strict):
     ends_at: datetime | None = None
     retention_hours: int = Field(default=24, ge=1, le=24 * 90)
     position: Position = "first"
+    join_requests: bool | None = Field(
+        default=None,
+        description="links that create join requests (the sponsor approves); "
+        "null follows the chat's own setting",
+    )
 
 
 class CampaignPatch(Strict):
