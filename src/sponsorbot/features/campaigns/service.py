@@ -268,6 +268,8 @@ class CampaignService(OwnerService):
         return await self._with_figures([dict(r) for r in rows]), int(total)
 
     async def _with_figures(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not rows:
+            return rows
         now = self.clock()
         zone = (await load_workspace(self.pool))["time_zone"]
         ids = [int(r["id"]) for r in rows]
