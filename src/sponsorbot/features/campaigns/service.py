@@ -159,10 +159,12 @@ class CampaignService(OwnerService):
                 f"campaign “{overlap['name']}” already runs on this channel in one of these bots",
                 code="campaign_overlap",
                 campaign_id=overlap["id"],
+                name=overlap["name"],
             )
         if draft.join_requests is not None:
             chat = replace(chat, join_by_request=draft.join_requests)
-        made = await self._make_links(telegrams, chat, draft.name)
+        names = {bot_id: str(bot["username"]) for bot_id, bot in bots.items()}
+        made = await self._make_links(telegrams, names, chat, draft.name)
         try:
             campaign_id = await self._save(draft, chat, made, created_by, now)
         except BaseException:
@@ -173,7 +175,7 @@ class CampaignService(OwnerService):
         return await self.get(campaign_id)
 
     async def _make_links(
-        self, telegrams: dict[int, Bot], chat: ChannelCheck, name: str
+        self, telegrams: dict[int, Bot], names: dict[int, str], chat: ChannelCheck, name: str
     ) -> dict[int, str]:
         made: dict[int, str] = {}
         for bot_id, telegram in telegrams.items():
@@ -188,11 +190,12 @@ class CampaignService(OwnerService):
                 if exc.is_transient:
                     raise
                 raise Invalid(
-                    f"the bot {bot_id} cannot make an invite link in “{chat.title}” "
+                    f"@{names[bot_id]} cannot make an invite link in “{chat.title}” "
                     f"({exc.description}): give it the right {REQUIRED_RIGHT}",
                     code="rights_missing",
                     missing=[REQUIRED_RIGHT],
                     bot_id=bot_id,
+                    bot=names[bot_id],
                 ) from None
             made[bot_id] = str(link["invite_link"])
         return made

@@ -14,9 +14,11 @@ from sponsorbot.features.accounts import users as accounts
 from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
 from sponsorbot.web.panel.routes_bots import router as bots_router
+from sponsorbot.web.panel.routes_campaigns import router as campaigns_router
 from sponsorbot.web.panel.routes_content import router as content_router
 from sponsorbot.web.panel.routes_dashboard import router as dashboard_router
 from sponsorbot.web.panel.routes_gate import router as gate_router
+from sponsorbot.web.panel.routes_report import router as report_router
 from sponsorbot.web.panel.routes_team import router as team_router
 from sponsorbot.web.panel.routes_tokens import router as tokens_router
 from sponsorbot.web.panel.web import (
@@ -54,6 +56,8 @@ def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = N
     app.include_router(content_router)
     app.include_router(bot_settings_router)
     app.include_router(tokens_router)
+    app.include_router(campaigns_router)
+    app.include_router(report_router)
 
     @app.exception_handler(SignInRequired)
     async def _sign_in(request: Request, exc: SignInRequired) -> Response:

@@ -66,6 +66,17 @@ def _texts() -> dict[str, str]:
         "role_too_high": _("Choose a role no higher than your own."),
         "gate_twice": _("A channel appears twice in the gate."),
         "unknown_channels": _("Add these channels to the bot first."),
+        "campaign_name": _("Give the campaign a name of 1 to 200 characters."),
+        "campaign_goal": _("The goal is a whole number of joins, at least 1 (or empty for none)."),
+        "campaign_position": _("Choose first or last in the gate."),
+        "campaign_retention": _("The retention window is 1 to %(n)s hours.", n=24 * 90),
+        "campaign_ends": _("Choose an end date in the future, or none."),
+        "campaign_bots": _("Choose at least one bot for the campaign."),
+        "campaign_status": _("Choose a status from the list."),
+        "campaign_missing": _("This campaign does not exist."),
+        "report_missing": _("This report link does not exist or was withdrawn."),
+        "campaign_finished": _("A finished campaign cannot be changed."),
+        "campaign_state": _("The campaign cannot do that in its current state."),
     }
 
 
@@ -73,6 +84,15 @@ def describe(exc: BaseException) -> str:
     """The refusal in the viewer's language."""
     if not isinstance(exc, FeatureError):
         return _("Telegram could not be reached. Try again in a minute.")
+    if exc.code == "rights_missing" and exc.details.get("bot"):
+        return _campaign_rights(str(exc.details["bot"]), list(exc.details.get("missing", [])))
+    if exc.code == "campaign_overlap":
+        name = exc.details.get("name")
+        if not name:
+            return _("Another campaign already runs on this channel in one of these bots.")
+        # Filled in after translation: a name's digits stay as the owner typed them.
+        text = _("The campaign “%(name)s” already runs on this channel in one of these bots.")
+        return text % {"name": str(name)}
     if exc.code == "rights_missing":
         if "administrator" in exc.details.get("missing", []):
             return _(
@@ -95,6 +115,22 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, NotFound):
         return _("Not found")
     return exc.message
+
+
+def _campaign_rights(bot: str, missing: list[str]) -> str:
+    """A campaign's channel check failed in one of its bots: which bot, which right."""
+    if "administrator" in missing:
+        text = _(
+            "@%(bot)s is not an administrator of this channel: make it one, with the right "
+            "“Invite users via link”."
+        )
+    else:
+        text = _(
+            "@%(bot)s lacks the right “Invite users via link” in this channel: grant it "
+            "in the channel's administrators."
+        )
+    # Filled in after translation: the bot's username keeps its Latin digits in Persian.
+    return text % {"bot": bot}
 
 
 def text_problem(problem: dict[str, Any]) -> str:

@@ -11,9 +11,12 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_campaigns import names as campaign_names
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
+SLOTS = 100  # campaigns of one status read for a gate page; more would be no gate at all
+LIVE = ("running", "scheduled", "paused")
 
 
 def _missing_text(missing: list[str]) -> str:
@@ -45,8 +48,28 @@ async def _channels_page(
     rows.sort(key=lambda r: (not r["in_gate"], r["position"] or 0))
     for number, row in enumerate(rows, start=1):
         row["position"] = number  # channels outside the gate follow it, in the order they came
-    context = {"bot": bot, "channels": rows, "errors": errors}
+    context = {
+        "bot": bot,
+        "channels": rows,
+        "errors": errors,
+        "slots": await _campaign_slots(request, bot_id),
+        **campaign_names(),
+    }
     return render(request, viewer, "channels.html", context, status)
+
+
+async def _campaign_slots(request: Request, bot_id: int) -> list[dict[str, Any]]:
+    """The bot's campaigns that hold (or will hold) a place in its gate, with its link."""
+    service = services_of(request).campaigns
+    slots = []
+    for status in LIVE:  # by status: finished campaigns, however many, do not crowd these out
+        campaigns, _total = await service.page(SLOTS, 0, status=status, bot_id=bot_id)
+        for campaign in campaigns:
+            link = next((x for x in campaign["links"] if x["bot_id"] == bot_id), None)
+            slots.append({**campaign, "invite_link": link["invite_link"] if link else None})
+    # Running ones first (they are in the gate now), the first place before the last.
+    slots.sort(key=lambda c: (c["status"] != "running", c["position"] != "first"))
+    return slots
 
 
 @router.get("/bots/{bot_id}/channels")

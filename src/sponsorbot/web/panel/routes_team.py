@@ -74,6 +74,13 @@ KIND_LABELS = {
     "content.changed": N_("Content options changed"),
     "token.created": N_("API token created"),
     "token.revoked": N_("API token revoked"),
+    "campaign.created": N_("Campaign created"),
+    "campaign.changed": N_("Campaign changed"),
+    "campaign.paused": N_("Campaign paused"),
+    "campaign.resumed": N_("Campaign resumed"),
+    "campaign.ended": N_("Campaign ended"),
+    "campaign.report_rotated": N_("Report link replaced"),
+    "campaign.report_revoked": N_("Report link withdrawn"),
 }
 
 

@@ -1,0 +1,411 @@
+"""Sponsor campaigns in the panel: the list, the create and edit forms, the detail page with its
+chart and per-bot figures, pause / resume / end, and the sponsor's report link."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import Response
+from starlette.datastructures import FormData
+
+from sponsorbot.features.campaigns.service import (
+    FINISHED,
+    GOAL_KINDS,
+    MAX_RETENTION_HOURS,
+    POSITIONS,
+    STATUSES,
+    CampaignService,
+    Draft,
+)
+from sponsorbot.features.errors import FeatureError, NotFound
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel import chart
+from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.errors import REFUSED, describe, status_of
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.web import Viewer, audit, redirect, render
+
+router = APIRouter(include_in_schema=False, tags=["panel"])
+PAGE = 25
+# An id PostgreSQL's bigint can hold: a longer one typed into the address bar is a 422, not a
+# database error.
+CampaignId = Annotated[int, Path(ge=1, lt=2**63)]
+
+STATUS_NAMES = {
+    "scheduled": N_("Scheduled"),
+    "running": N_("Running"),
+    "paused": N_("Paused"),
+    "reached": N_("Goal reached"),
+    "ended": N_("Ended"),
+}
+GOAL_KIND_NAMES = {"kept": N_("Kept joins"), "joins": N_("All joins")}
+POSITION_NAMES = {"first": N_("First, before the gate's channels"), "last": N_("Last")}
+# Which form field a refusal is shown beside; anything else goes above the form.
+FIELD_OF = {
+    "campaign_name": "name",
+    "channel_ref": "channel",
+    "chat_hidden": "channel",
+    "rights_missing": "channel",
+    "campaign_overlap": "channel",
+    "campaign_bots": "bots",
+    "campaign_goal": "goal_joins",
+    "campaign_ends": "ends_at",
+    "campaign_retention": "retention_hours",
+    "campaign_position": "position",
+}
+# What an edit may change, and what the audit log keeps of a campaign.
+EDITABLE = ("name", "goal_joins", "goal_kind", "ends_at", "retention_hours", "position")
+
+
+def names() -> dict[str, Any]:
+    """The translatable names the campaign templates show for statuses, goals and places."""
+    return {
+        "status_names": STATUS_NAMES,
+        "goal_kind_names": GOAL_KIND_NAMES,
+        "position_names": POSITION_NAMES,
+    }
+
+
+def report_url(request: Request, campaign: dict[str, Any]) -> str | None:
+    """The sponsor's address for the campaign's report (None while it has no link)."""
+    token = campaign.get("report_token")
+    return f"{str(request.base_url).rstrip('/')}/r/{token}" if token else None
+
+
+def _zone(viewer: Viewer) -> str:
+    return str(viewer.workspace.get("time_zone") or "UTC")
+
+
+def _whole(raw: str, errors: dict[str, str], key: str, message: str) -> int | None:
+    """A whole number typed in a field; None when empty, an error under `key` when not one."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        errors[key] = message
+        return None
+    return int(raw)
+
+
+def _is_id(raw: str) -> bool:
+    """A bot id as a checkbox sends it (and small enough for a bigint)."""
+    return raw.isdigit() and len(raw) <= 18
+
+
+def _moment(raw: str, zone: str, errors: dict[str, str]) -> datetime | None:
+    """A date (and time) typed in the workspace's zone; None when empty."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+        if not value.tzinfo:
+            value = value.replace(tzinfo=ZoneInfo(zone))
+        value.astimezone(ZoneInfo("UTC"))  # years at the ends of the calendar overflow here
+    except (ValueError, OverflowError):
+        errors["ends_at"] = _("Enter a date and time like 2026-12-31 18:00.")
+        return None
+    return value
+
+
+def read_form(form: FormData, zone: str, creating: bool) -> tuple[Draft, dict[str, str]]:
+    """The draft a form describes, and the errors of fields that are not even well formed."""
+    errors: dict[str, str] = {}
+    # NUL is the one character PostgreSQL's text refuses; nobody means to type it.
+    values = {
+        k: str(form.get(k, "")).replace("\x00", "")
+        for k in ("name", "channel", "goal_kind", "position")
+    }
+    goal = _whole(
+        str(form.get("goal_joins", "")),
+        errors,
+        "goal_joins",
+        _("The goal is a whole number of joins, at least 1 (or empty for none)."),
+    )
+    retention = _whole(
+        str(form.get("retention_hours", "")),
+        errors,
+        "retention_hours",
+        _("The retention window is 1 to %(n)s hours.", n=MAX_RETENTION_HOURS),
+    )
+    bot_ids = tuple(int(str(v)) for v in form.getlist("bot_ids") if _is_id(str(v)))
+    draft = Draft(
+        name=values["name"],
+        channel=values["channel"].strip(),
+        bot_ids=bot_ids,
+        goal_joins=goal,
+        goal_kind=values["goal_kind"] or "kept",
+        ends_at=_moment(str(form.get("ends_at", "")), zone, errors),
+        retention_hours=24 if retention is None and creating else (retention or 0),
+        position=values["position"] or "first",
+    )
+    return draft, errors
+
+
+def _local_input(moment: datetime | None, zone: str) -> str:
+    """A moment as a datetime-local field shows it, in the workspace's zone."""
+    if moment is None:
+        return ""
+    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M")
+
+
+def _form_values(
+    form: FormData | None, campaign: dict[str, Any] | None, zone: str
+) -> dict[str, Any]:
+    """What the form fields show: what was typed, else the campaign, else the defaults."""
+    if form is not None:
+        values: dict[str, Any] = {k: str(v) for k, v in form.items() if k != "csrf"}
+        values["bot_ids"] = [int(str(v)) for v in form.getlist("bot_ids") if _is_id(str(v))]
+        return values
+    if campaign is not None:
+        return {
+            "name": campaign["name"],
+            "goal_joins": campaign["goal_joins"] or "",
+            "goal_kind": campaign["goal_kind"],
+            "ends_at": _local_input(campaign["ends_at"], zone),
+            "retention_hours": campaign["retention_hours"],
+            "position": campaign["position"],
+        }
+    return {"goal_kind": "kept", "retention_hours": 24, "position": "first", "bot_ids": []}
+
+
+async def _form_page(
+    request: Request,
+    viewer: Viewer,
+    errors: dict[str, str],
+    form: FormData | None = None,
+    campaign: dict[str, Any] | None = None,
+    status: int = 200,
+) -> Response:
+    zone = _zone(viewer)
+    context = {
+        "campaign": campaign,
+        "values": _form_values(form, campaign, zone),
+        "errors": errors,
+        "bots": await services_of(request).bots.all() if campaign is None else [],
+        "goal_kinds": GOAL_KINDS,
+        "positions": POSITIONS,
+        "max_retention": MAX_RETENTION_HOURS,
+        **names(),
+    }
+    return render(request, viewer, "campaign_form.html", context, status)
+
+
+def _field_errors(exc: Exception) -> dict[str, str]:
+    code = exc.code if isinstance(exc, FeatureError) else None
+    if isinstance(exc, NotFound) and code != "campaign_missing":
+        return {"bots": _("Choose bots from the list.")}  # a bot removed meanwhile
+    return {FIELD_OF.get(code or "", "form"): describe(exc)}
+
+
+async def _name_the_overlap(service: CampaignService, exc: Exception) -> None:
+    """Add the other campaign's name to an overlap refusal, so the owner knows which one."""
+    if not isinstance(exc, FeatureError) or exc.code != "campaign_overlap":
+        return
+    other = exc.details.get("campaign_id")
+    if isinstance(other, int) and "name" not in exc.details:
+        with contextlib.suppress(NotFound):  # gone meanwhile: the text without a name will do
+            exc.details["name"] = (await service.get(other))["name"]
+
+
+def _audited(campaign: dict[str, Any]) -> dict[str, Any]:
+    """What the audit log keeps of a campaign's settings (plain JSON values)."""
+    out = {k: campaign[k] for k in EDITABLE}
+    out["ends_at"] = campaign["ends_at"].isoformat() if campaign["ends_at"] else None
+    return out
+
+
+@router.get("/campaigns")
+async def campaigns_page(request: Request, viewer: View) -> Response:
+    """Every campaign, newest first: its status, progress to the goal, joins today, kept/left."""
+    wanted = request.query_params.get("status", "")
+    status = wanted if wanted in STATUSES else None
+    page = request.query_params.get("page", "1")
+    number = max(int(page), 1) if page.isdigit() and len(page) < 6 else 1
+    rows, total = await services_of(request).campaigns.page(PAGE, (number - 1) * PAGE, status)
+    pages = max((total + PAGE - 1) // PAGE, 1)
+
+    def page_url(n: int) -> str:
+        return "?" + urlencode({"status": status, "page": n} if status else {"page": n})
+
+    context = {
+        "campaigns": rows,
+        "status": status,
+        "statuses": STATUSES,
+        "total": total,
+        "newer": page_url(number - 1) if number > 1 else None,
+        "older": page_url(number + 1) if number < pages else None,
+        **names(),
+    }
+    return render(request, viewer, "campaigns.html", context)
+
+
+@router.get("/campaigns/new")
+async def campaign_new(request: Request, viewer: Edit) -> Response:
+    """The form for a new campaign."""
+    return await _form_page(request, viewer, {})
+
+
+@router.post("/campaigns")
+async def campaign_create(request: Request, viewer: Edit) -> Response:
+    """Create a campaign: the channel is checked live in every bot chosen."""
+    form = await request.form()
+    draft, errors = read_form(form, _zone(viewer), creating=True)
+    if errors:
+        return await _form_page(request, viewer, errors, form, status=422)
+    service = services_of(request).campaigns
+    try:
+        campaign = await service.create(draft, f"panel:{viewer.user.id}")
+    except REFUSED as exc:
+        await _name_the_overlap(service, exc)
+        return await _form_page(request, viewer, _field_errors(exc), form, status=status_of(exc))
+    after = _audited(campaign)
+    after.update(id=campaign["id"], chat_id=campaign["chat_id"], bot_ids=list(draft.bot_ids))
+    await audit(request, viewer, "campaign.created", campaign["name"], after=after)
+    return redirect(request, f"/campaigns/{campaign['id']}")
+
+
+async def _detail_page(
+    request: Request, viewer: Viewer, campaign_id: int, error: str = "", status: int = 200
+) -> Response:
+    service = services_of(request).campaigns
+    campaign = await service.get(campaign_id)
+    context = {
+        "campaign": campaign,
+        "chart": chart.build(await campaign_hours(service, campaign), _zone(viewer)),
+        "report_url": report_url(request, campaign),
+        "error": error,
+        "finished": campaign["status"] in FINISHED,
+        **names(),
+    }
+    return render(request, viewer, "campaign.html", context, status)
+
+
+async def campaign_hours(
+    service: CampaignService, campaign: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The campaign's hours from its start to now (or its end), at least the last 24."""
+    until = campaign["status_at"] if campaign["status"] in FINISHED else service.clock()
+    since = campaign["starts_at"]
+    if until - since < timedelta(hours=24):
+        since = until - timedelta(hours=24)
+    hours: list[dict[str, Any]] = await service.hourly(campaign["id"], since, until)
+    return hours
+
+
+@router.get("/campaigns/{campaign_id}")
+async def campaign_page(request: Request, campaign_id: CampaignId, viewer: View) -> Response:
+    """One campaign: figures, the hourly chart, each bot's figures and link, the report link."""
+    return await _detail_page(request, viewer, campaign_id)
+
+
+@router.get("/campaigns/{campaign_id}/edit")
+async def campaign_edit(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+    """The form to change a campaign's name, goal, end, retention window or place."""
+    campaign = await services_of(request).campaigns.get(campaign_id)
+    return await _form_page(request, viewer, {}, campaign=campaign)
+
+
+@router.post("/campaigns/{campaign_id}/edit")
+async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+    """Save the changes; a wrong field is shown beside it with what was typed."""
+    service = services_of(request).campaigns
+    before = await service.get(campaign_id)
+    form = await request.form()
+    draft, errors = read_form(form, _zone(viewer), creating=False)
+    if errors:
+        return await _form_page(request, viewer, errors, form, before, 422)
+    changes = {k: getattr(draft, k) for k in EDITABLE}
+    if str(form.get("ends_at", "")).strip() == _local_input(before["ends_at"], _zone(viewer)):
+        # Unchanged as the field shows it (to the minute): keep the seconds it had.
+        changes["ends_at"] = before["ends_at"]
+    try:
+        after = await service.change(campaign_id, changes)
+    except REFUSED as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return await _form_page(request, viewer, _field_errors(exc), form, before, status_of(exc))
+    old, new = _audited(before), _audited(after)
+    changed = [k for k in EDITABLE if old[k] != new[k]]
+    if changed:
+        await audit(
+            request,
+            viewer,
+            "campaign.changed",
+            after["name"],
+            before={k: old[k] for k in changed},
+            after={k: new[k] for k in changed},
+        )
+    return redirect(request, f"/campaigns/{campaign_id}")
+
+
+async def _act(request: Request, viewer: Viewer, campaign_id: int, action: str) -> Response:
+    """Pause, resume or end, or rotate or revoke the report link; audited."""
+    service = services_of(request).campaigns
+    acts = {
+        "paused": service.pause,
+        "resumed": service.resume,
+        "ended": service.end,
+        "report_rotated": service.rotate_report,
+        "report_revoked": service.revoke_report,
+    }
+    before = await service.get(campaign_id)
+    try:
+        after = await acts[action](campaign_id)
+    except REFUSED as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return await _detail_page(request, viewer, campaign_id, describe(exc), status_of(exc))
+    if action.startswith("report"):
+        # The token itself stays out of the log: whoever reads the log could open the report.
+        await audit(request, viewer, f"campaign.{action}", after["name"])
+    elif before["status"] != after["status"]:
+        await audit(
+            request,
+            viewer,
+            f"campaign.{action}",
+            after["name"],
+            before={"status": before["status"]},
+            after={"status": after["status"]},
+        )
+    return redirect(request, f"/campaigns/{campaign_id}")
+
+
+@router.post("/campaigns/{campaign_id}/pause")
+async def campaign_pause(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+    """Take the campaign's channel out of the gates for now (its links stay valid)."""
+    return await _act(request, viewer, campaign_id, "paused")
+
+
+@router.post("/campaigns/{campaign_id}/resume")
+async def campaign_resume(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+    """Put a paused campaign back into its gates."""
+    return await _act(request, viewer, campaign_id, "resumed")
+
+
+@router.post("/campaigns/{campaign_id}/end")
+async def campaign_end(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+    """End the campaign now: out of every gate, its invite links revoked."""
+    return await _act(request, viewer, campaign_id, "ended")
+
+
+@router.post("/campaigns/{campaign_id}/report/rotate")
+async def campaign_report_rotate(
+    request: Request, campaign_id: CampaignId, viewer: Edit
+) -> Response:
+    """A new report link for the sponsor; the old one stops working."""
+    return await _act(request, viewer, campaign_id, "report_rotated")
+
+
+@router.post("/campaigns/{campaign_id}/report/revoke")
+async def campaign_report_revoke(
+    request: Request, campaign_id: CampaignId, viewer: Edit
+) -> Response:
+    """No report link until a new one is made."""
+    return await _act(request, viewer, campaign_id, "report_revoked")
