@@ -224,6 +224,20 @@ def loadtest(
     plot: Annotated[
         Path | None, typer.Option(help="Draw latency percentiles and rates over time (PNG).")
     ] = None,
+    campaigns: Annotated[
+        bool,
+        typer.Option(
+            "--campaigns",
+            help="A running campaign per bot in its gate; every visitor joins through its link.",
+        ),
+    ] = False,
+    joins: Annotated[
+        bool,
+        typer.Option(
+            "--joins",
+            help="Without campaigns: every visitor joins the second gate channel by @username.",
+        ),
+    ] = False,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.plot import PlotUnavailable
@@ -232,7 +246,9 @@ def loadtest(
     from sponsorbot.runtime import run_async
 
     configure_logging("text", "WARNING")
-    options = Options(bots, rate, duration, warmup, rtt, workers, drain, plot, worker_slots)
+    options = Options(
+        bots, rate, duration, warmup, rtt, workers, drain, plot, worker_slots, campaigns, joins
+    )
     figures: dict[str, object] = {}
 
     async def _main() -> None:
@@ -245,6 +261,10 @@ def loadtest(
     setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
     if worker_slots is not None:
         setup += f", {worker_slots} slots"
+    if campaigns:
+        setup += ", campaigns"
+    elif joins:
+        setup += ", joins"
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)

@@ -1,4 +1,5 @@
-"""A short load test as a correctness check: every visitor answered exactly once."""
+"""A short load test as a correctness check: every visitor answered exactly once; with
+campaigns, every join through a campaign's link credited exactly once."""
 
 from __future__ import annotations
 
@@ -25,44 +26,36 @@ KEYS = {
     "dead",
     "duplicates",
     "cpu_s",
+    "cpu_ms_per_visitor",
+    "product_cpu_ms_per_visitor",
+    "product_over_simulator",
 }
+# 2 bots, 20/s for 4 s after 2 s at half rate.
+SHORT = ["--bots", "2", "--rate", "20", "--duration", "4", "--warmup", "2", "--rtt", "5"]
+WARMUP_VISITORS = 20
+MEASURED_VISITORS = 80
 
 
-def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> None:
-    out = tmp_path / "figures.json"
-    picture = tmp_path / "latency.png"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sponsorbot",
-            "loadtest",
-            "--bots",
-            "2",
-            "--rate",
-            "20",
-            "--duration",
-            "4",
-            "--warmup",
-            "2",
-            "--rtt",
-            "5",
-            "--drain",
-            "20",
-            "--json",
-            str(out),
-            "--plot",
-            str(picture),
-        ],
+def _loadtest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sponsorbot", "loadtest", *SHORT, "--drain", "20", *args],
         env=clean_environ(),
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    picture = tmp_path / "latency.png"
+    done = _loadtest("--json", str(out), "--plot", str(picture))
     assert done.returncode == 0, done.stdout + done.stderr
     figures = json.loads(out.read_text())
     assert set(figures) >= KEYS
-    assert figures["visitors"] == 80
+    assert "campaigns" not in figures
+    assert "campaigns: off" in done.stdout
+    assert figures["visitors"] == MEASURED_VISITORS
     assert figures["open_failures"] == 0
     assert figures["answered"] == figures["visitors"]
     assert figures["unanswered"] == 0
@@ -72,3 +65,42 @@ def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> 
     assert "| 2 bots, api + 1 worker(s)" in done.stdout
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert picture.stat().st_size > 10_000
+
+
+def test_with_campaigns_every_join_through_a_campaign_link_is_credited_once(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "figures.json"
+    done = _loadtest("--campaigns", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) >= KEYS
+    # The visitors are answered as without campaigns: the gate has the same two channels.
+    assert figures["visitors"] == MEASURED_VISITORS
+    assert figures["answered"] == figures["visitors"]
+    assert (figures["duplicates"], figures["dead"], figures["open_failures"]) == (0, 0, 0)
+    campaigns = figures["campaigns"]
+    assert campaigns["running"] == 2
+    assert campaigns["join_failures"] == 0
+    # Every visitor, warm-up included, joined through its bot's campaign link, once.
+    assert campaigns["joins_made"] == WARMUP_VISITORS + MEASURED_VISITORS
+    assert campaigns["credited"] == campaigns["joins_made"]
+    assert campaigns["outside_gate"] == 0
+    assert figures["handled_other_per_s"] > 0
+    assert "| 2 bots, api + 1 worker(s), Telegram 5 ms away, campaigns |" in done.stdout
+    assert "campaigns: on, 2 running" in done.stdout
+    assert "credited: 100," in done.stdout
+    assert figures["joins"] == {"made": 100, "failed": 0}
+
+
+def test_joins_without_campaigns_are_made_by_username_and_credit_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = _loadtest("--joins", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    assert figures["answered"] == figures["visitors"] == MEASURED_VISITORS
+    assert (figures["duplicates"], figures["dead"]) == (0, 0)
+    assert figures["joins"] == {"made": WARMUP_VISITORS + MEASURED_VISITORS, "failed": 0}
+    assert "campaigns" not in figures
+    assert figures["handled_other_per_s"] > 0
+    assert "campaigns: off; joins made by @username: 100;" in done.stdout

@@ -6,6 +6,11 @@ person opens content links a few times; the first time they meet the gate, most 
 channels (or ask to, in join-request mode) and get the content, some leave a channel later and
 meet the gate again, a few block the bot. The events, people and per-minute send counts are the
 same rows the handlers write, so the panel shows them as it would show real traffic.
+
+While a sponsor campaign runs in a bot (a `Window`), its channel is in that bot's gate: people
+meeting the gate then are shown it too (returning people who passed the gate before meet it
+for the campaign's channel alone), most join it, and their joins are the campaign's credits;
+some of them leave it, inside the retention window or after.
 """
 
 from __future__ import annotations
@@ -56,6 +61,36 @@ ON CONFLICT DO NOTHING
 
 Event = tuple[datetime, str, int, int | None, int | None, str | None]
 
+# Of those who join a campaign's channel: some leave inside the retention window (not kept),
+# some later (kept, then gone), the rest stay.
+LEAVE_INSIDE = 0.14
+LEAVE_AFTER = 0.12
+LATER_LEAVE_DAYS = 4.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """A campaign's time in the gates of some bots: its channel is there from `start` to
+    `until`."""
+
+    campaign_id: int
+    chat_id: int
+    bot_ids: frozenset[int]
+    start: datetime
+    until: datetime
+    retention: timedelta
+
+
+@dataclass
+class Credit:
+    """A person's record in a campaign: their join through the gate of `bot_id`, and leaves."""
+
+    campaign_id: int
+    user: int
+    bot_id: int
+    joined_at: datetime
+    leaves: list[datetime] = field(default_factory=list)
+
 
 @dataclass
 class BotHistory:
@@ -65,6 +100,7 @@ class BotHistory:
     people: list[tuple[int, datetime, datetime, str, datetime | None]] = field(default_factory=list)
     sends: Counter[datetime] = field(default_factory=Counter)
     requests: dict[int, list[tuple[int, datetime]]] = field(default_factory=dict)
+    credits: list[Credit] = field(default_factory=list)
 
     def add(
         self,
@@ -118,15 +154,22 @@ def _later_visits(rng: random.Random, first: datetime) -> list[datetime]:
 
 
 def bot_history(
-    rng: random.Random, bot: ProductBot, start: datetime, end: datetime, people: int
+    rng: random.Random,
+    bot: ProductBot,
+    start: datetime,
+    end: datetime,
+    people: int,
+    windows: tuple[Window, ...] = (),
 ) -> BotHistory:
-    """The history of one bot between `start` and `end`, with about `people` newcomers."""
+    """The history of one bot between `start` and `end`, with about `people` newcomers, and
+    the campaigns whose `windows` put their channel in this bot's gate."""
     out = BotHistory()
     codes = [c.id for c in bot.contents]
     popular = [1 / (i + 1) ** 0.8 for i in range(len(codes))]
     checked = [(chat, counts) for chat, counts in bot.gate if not _lost(bot, chat)]
     lost = [chat for chat, _ in bot.gate if _lost(bot, chat)]
     lost_since = end - timedelta(days=3)
+    mine = [w for w in windows if bot.sim.id in w.bot_ids and w.start < end]
     used: set[int] = set()
     for first in arrivals(rng, start, end, people):
         user = rng.randint(100_000_000, 7_999_999_999)
@@ -137,6 +180,8 @@ def bot_history(
         through = False
         blocked: datetime | None = None
         last = first
+        # The person's place in each campaign's channel: (joined, left or None).
+        inside: dict[int, tuple[datetime, datetime | None]] = {}
         visits = [first, *(v for v in _later_visits(rng, first) if v < end)]
         for at in visits:
             last = at
@@ -148,25 +193,34 @@ def bot_history(
             if lost and at >= lost_since:
                 for chat in lost:
                     out.add(at, "channel_unknown", user, content, chat)
-            if through:
+            due = [w for w in mine if w.start <= at < w.until and not _member(inside, w, at)]
+            if through and not due:
                 out.add(at, "gate_passed", user, content, data={"checks": 1})
                 out.add(at, "content_sent", user, content, sends=1)
                 continue
-            out.add(at, "gate_shown", user, content, data={"missing": len(checked)}, sends=1)
+            missing = len(due) + (0 if through else len(checked))
+            out.add(at, "gate_shown", user, content, data={"missing": missing}, sends=1)
             if rng.random() > 0.72:
                 continue  # looked at the gate and went away
             at += timedelta(seconds=rng.uniform(15, 150))
-            for chat, counts in checked:
-                if counts:
-                    out.add(at, "join_request", user, chat=chat)
-                    out.requests.setdefault(chat, []).append((user, at))
-                else:
-                    out.add(at, "joined", user, chat=chat)
+            if not through:
+                for chat, counts in checked:
+                    if counts:
+                        out.add(at, "join_request", user, chat=chat)
+                        out.requests.setdefault(chat, []).append((user, at))
+                    else:
+                        out.add(at, "joined", user, chat=chat)
+            for window in due:
+                if at < window.until:  # else the campaign left the gate while they looked
+                    _join_campaign(rng, out, window, bot.sim.id, user, at, end, inside)
             at += timedelta(seconds=rng.uniform(2, 20))
             checks = rng.choice((1, 1, 1, 2, 2, 3))
             out.add(at, "gate_passed", user, content, data={"checks": checks}, sends=1)
             out.add(at, "content_sent", user, content, sends=1)
-            through, last = True, at
+            last = at
+            if through:
+                continue
+            through = True
             if rng.random() < 0.12 and checked:
                 gone = at + timedelta(hours=rng.expovariate(1 / 60))
                 left = [c for c, counts in checked if not counts]
@@ -181,50 +235,99 @@ def bot_history(
     return out
 
 
+def _member(inside: dict[int, tuple[datetime, datetime | None]], w: Window, at: datetime) -> bool:
+    """Whether the person is in the campaign's channel at `at`."""
+    place = inside.get(w.campaign_id)
+    return place is not None and (place[1] is None or place[1] > at)
+
+
+def _join_campaign(
+    rng: random.Random,
+    out: BotHistory,
+    window: Window,
+    bot_id: int,
+    user: int,
+    at: datetime,
+    end: datetime,
+    inside: dict[int, tuple[datetime, datetime | None]],
+) -> None:
+    """A join of a campaign's channel through the gate: credited the first time only (a
+    re-join after a leave is not a second credit); a first join may be followed by a leave."""
+    out.add(at, "joined", user, chat=window.chat_id)
+    if window.campaign_id in inside:
+        inside[window.campaign_id] = (inside[window.campaign_id][0], None)
+        return
+    credit = Credit(window.campaign_id, user, bot_id, at)
+    out.credits.append(credit)
+    roll = rng.random()
+    gone: datetime | None = None
+    if roll < LEAVE_INSIDE:
+        gone = at + window.retention * rng.uniform(0.02, 0.95)
+    elif roll < LEAVE_INSIDE + LEAVE_AFTER:
+        gone = at + window.retention + timedelta(days=rng.expovariate(1 / LATER_LEAVE_DAYS))
+    if gone is not None and gone < end:
+        out.add(gone, "left", user, chat=window.chat_id, data={"status": "left"})
+        credit.leaves.append(gone)
+    else:
+        gone = None
+    inside[window.campaign_id] = (at, gone)
+
+
 def _lost(bot: ProductBot, chat_id: int) -> bool:
     return any(c.chat_id == chat_id and c.plan.loses_rights for c in bot.sim.channels)
 
 
+def make(
+    bots: list[ProductBot],
+    start: datetime,
+    end: datetime,
+    seed: int,
+    windows: tuple[Window, ...] = (),
+) -> list[tuple[int, BotHistory]]:
+    """Make the history of every bot for [start, end), campaigns included (nothing written)."""
+    rng = random.Random(seed)
+    days = (end - start).total_seconds() / 86_400
+    made: list[tuple[int, BotHistory]] = []
+    for bot in bots:
+        if not bot.contents:
+            continue
+        people = int(PEOPLE_PER_DAY * days * bot.sim.plan.share)
+        made.append((bot.sim.id, bot_history(rng, bot, start, end, people, windows)))
+    return made
+
+
 async def write(
-    conn: asyncpg.Connection, bots: list[ProductBot], start: datetime, end: datetime, seed: int
+    conn: asyncpg.Connection, made: list[tuple[int, BotHistory]], start: datetime, end: datetime
 ) -> int:
-    """Make and write the history of every bot for [start, end); returns the events written.
+    """Write histories made by `make` (the caller holds the transaction); the events written.
 
     `conn` must be a plain connection (no JSON codecs): the events go in by binary COPY.
     """
-    rng = random.Random(seed)
-    days = (end - start).total_seconds() / 86_400
     total = 0
-    async with conn.transaction():
-        # A month's own partition rather than the default one (0007_events_by_month.sql).
-        month = start
-        while month < end:
-            await conn.execute(EVENT_MONTH, month)
-            month += timedelta(days=28)
-        await conn.execute(EVENT_MONTH, end)
-        for bot in bots:
-            if not bot.contents:
-                continue
-            people = int(PEOPLE_PER_DAY * days * bot.sim.plan.share)
-            made = bot_history(rng, bot, start, end, people)
-            bot_id = bot.sim.id
-            ev = made.events
-            await conn.copy_records_to_table(
-                "events", records=[(bot_id, *e) for e in ev], columns=EVENT_COLUMNS
-            )
-            pp = made.people
-            await conn.execute(
-                PEOPLE,
-                bot_id,
-                [p[0] for p in pp],
-                [p[1] for p in pp],
-                [p[2] for p in pp],
-                [p[3] for p in pp],
-                [p[4] for p in pp],
-            )
-            await conn.execute(SENDS, bot_id, list(made.sends), list(made.sends.values()))
-            for chat, requests in made.requests.items():
-                users = [u for u, _ in requests]
-                await conn.execute(REQUESTS, bot_id, chat, users, [a for _, a in requests])
-            total += len(ev)
+    # A month's own partition rather than the default one (0007_events_by_month.sql).
+    month = start
+    while month < end:
+        await conn.execute(EVENT_MONTH, month)
+        month += timedelta(days=28)
+    await conn.execute(EVENT_MONTH, end)
+    for bot_id, history in made:
+        ev = history.events
+        await conn.copy_records_to_table(
+            "events", records=[(bot_id, *e) for e in ev], columns=EVENT_COLUMNS
+        )
+        pp = history.people
+        await conn.execute(
+            PEOPLE,
+            bot_id,
+            [p[0] for p in pp],
+            [p[1] for p in pp],
+            [p[2] for p in pp],
+            [p[3] for p in pp],
+            [p[4] for p in pp],
+        )
+        await conn.execute(SENDS, bot_id, list(history.sends), list(history.sends.values()))
+        for chat, requests in history.requests.items():
+            users = [u for u, _ in requests]
+            await conn.execute(REQUESTS, bot_id, chat, users, [a for _, a in requests])
+        total += len(ev)
     return total

@@ -29,7 +29,7 @@ import asyncpg
 from sponsorbot.config import load_settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
-from sponsorbot.demo import history, setup
+from sponsorbot.demo import campaigns, history, setup
 from sponsorbot.demo.trickle import Trickle
 from sponsorbot.demo.world import SEED, World, build
 from sponsorbot.loadtest.processes import Cluster, wait_http
@@ -66,6 +66,7 @@ class Ready:
     seconds: float
     fresh: bool
     events: int
+    report_url: str | None = None
 
 
 def _environment(options: Options, sim_url: str) -> dict[str, str]:
@@ -96,6 +97,7 @@ def _fingerprint(world: World) -> str:
         "tokens": [b.token for b in world.bots],
         "channels": [[c.chat_id for c in b.channels] for b in world.bots],
         "files": [b.file_ids for b in world.bots],
+        "sponsors": [[s.chat_id, *s.bot_ids] for s in world.sponsors],
     }
     return hashlib.sha256(json.dumps(ids).encode()).hexdigest()
 
@@ -167,32 +169,44 @@ class Demo:
             )
         await wait_http(f"{self.panel_url}/healthz", self.cluster, within_s=60)
         log.info("product up after %.1f s", time.monotonic() - began)
+        if not fresh:
+            await campaigns.refresh_links(pool, world, self.sim_url)
+        now = datetime.now(UTC)
         token_id, token = await setup.api_token(pool)
         api = OwnerApi(self.panel_url, token)
         try:
             bots = await setup.connect(self.sim, api, pool, world, fresh)
+            log.info("bots, gate and content set up after %.1f s", time.monotonic() - began)
+            planned = campaigns.planned(world, now) if fresh else []
+            # The campaigns are made through the product while the history is made here.
+            making = asyncio.create_task(campaigns.create(api, planned, now))
+            try:
+                events, windows = await self._history(bots, planned, making, state, now)
+            finally:
+                if not making.done():
+                    making.cancel()
+                await asyncio.gather(making, return_exceptions=True)
         finally:
             await api.close()
             await setup.revoke(pool, token_id)
-        log.info("bots, channels, gate and content set up after %.1f s", time.monotonic() - began)
-        now = datetime.now(UTC)
-        since = now - timedelta(days=history.DAYS)
-        if not fresh and isinstance(state.get("history_until"), str):
-            since = max(since, datetime.fromisoformat(str(state["history_until"])))
-        events = 0
-        if now - since > timedelta(minutes=1):
-            assert self.db is not None
-            plain = await asyncpg.connect(self.db.dsn)
-            try:
-                events = await history.write(plain, bots, since, now, int(since.timestamp()))
-            finally:
-                await plain.close()
-        log.info("%d events of history written after %.1f s", events, time.monotonic() - began)
+        log.info(
+            "%d events of history, campaigns, written after %.1f s",
+            events,
+            time.monotonic() - began,
+        )
         state.update(world=_fingerprint(world), history_until=now.isoformat())
         state_path.write_text(json.dumps(state))
+        # Live visitors now and then leave a running campaign's channel, as some people do.
+        leaving: dict[int, list[int]] = {}
+        for window in windows:
+            if window.until >= now:
+                for bot_id in window.bot_ids:
+                    leaving.setdefault(bot_id, []).append(window.chat_id)
         self.trickle = asyncio.create_task(
-            Trickle(self.sim, bots, world.visitors, int(now.timestamp())).run(), name="trickle"
+            Trickle(self.sim, bots, world.visitors, int(now.timestamp()), leaving).run(),
+            name="trickle",
         )
+        report = await campaigns.report_token(pool)
         first = bots[0]
         return Ready(
             panel_url=self.panel_url,
@@ -204,7 +218,42 @@ class Demo:
             seconds=time.monotonic() - began,
             fresh=fresh,
             events=events,
+            report_url=f"{self.panel_url}/r/{report}" if report else None,
         )
+
+    async def _history(
+        self,
+        bots: list[setup.ProductBot],
+        planned: list[campaigns.Made],
+        making: asyncio.Task[list[int]],
+        state: dict[str, object],
+        now: datetime,
+    ) -> tuple[int, list[history.Window]]:
+        """Write the history since the last one (a month on a fresh demo) with the planned
+        campaigns' joins, once `making` has made them; the events written and the windows of
+        the campaigns in it (a kept demo's: its running campaigns)."""
+        assert self.db is not None
+        since = now - timedelta(days=history.DAYS)
+        if planned:
+            windows = [m.window for m in planned]
+        else:
+            if isinstance(state.get("history_until"), str):
+                since = max(since, datetime.fromisoformat(str(state["history_until"])))
+            windows = await campaigns.running(self.db.pool, since, now)
+        if now - since <= timedelta(minutes=1):
+            return 0, windows
+        seed = int(since.timestamp())
+        histories = await asyncio.to_thread(history.make, bots, since, now, seed, tuple(windows))
+        outcomes = campaigns.settle(planned, histories, now)
+        loose = [] if planned else campaigns.loose(histories)
+        plain = await asyncpg.connect(self.db.dsn)
+        try:
+            async with plain.transaction():
+                events = await history.write(plain, histories, since, now)
+                await campaigns.save(plain, outcomes, await making, loose)
+        finally:
+            await plain.close()
+        return events, windows
 
     def check_alive(self) -> None:
         """Raise if a child process or the live visitors died."""
@@ -240,6 +289,9 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
     say(f"  Phone:    {ready.phone_url}")
     say(f"            (type the start code {ready.code} and press Open to meet the gate;")
     say(f"            the content link is {ready.link})")
+    if ready.report_url:
+        say(f"  Report:   {ready.report_url}")
+        say("            (what the sponsor of the running campaign sees, no sign-in)")
     say("")
     say("Live visitors keep coming. Ctrl-C stops everything.")
 

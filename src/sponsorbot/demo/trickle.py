@@ -1,8 +1,9 @@
 """Live simulated visitors: every second or two someone opens a content link.
 
 They act as a person on the phone page would: open the link, and most of those who meet the
-gate tap its join buttons and then "I've joined". Now and then someone leaves a channel or
-blocks a bot, so the live figures move the way the history's do.
+gate tap its join buttons (a running campaign's link among them) and then "I've joined". Now
+and then someone leaves a channel (a campaign's too) or blocks a bot, so the live figures move
+the way the history's do.
 """
 
 from __future__ import annotations
@@ -25,11 +26,17 @@ class Trickle:
     """Sends live visitors until cancelled."""
 
     def __init__(
-        self, sim: SimulatorClient, bots: list[ProductBot], visitors: list[int], seed: int
+        self,
+        sim: SimulatorClient,
+        bots: list[ProductBot],
+        visitors: list[int],
+        seed: int,
+        campaign_chats: dict[int, list[int]] | None = None,
     ) -> None:
         self.sim = sim
         self.bots = [b for b in bots if b.contents]
         self.visitors = visitors
+        self.campaign_chats = campaign_chats or {}  # bot id → its running campaigns' channels
         self.rng = random.Random(seed)
         self.opened = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -104,5 +111,6 @@ class Trickle:
 
     async def _leave_one(self, user: int, bot: ProductBot) -> None:
         public = [c.chat_id for c in bot.sim.channels if c.plan.username]
+        public += self.campaign_chats.get(bot.sim.id, [])
         if public:
             await self.sim.leave(user, self.rng.choice(public))

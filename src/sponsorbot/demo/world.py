@@ -1,4 +1,4 @@
-"""The demo's simulated Telegram: bots, their channels, people and files.
+"""The demo's simulated Telegram: bots, their channels, sponsors' channels, people and files.
 
 The simulator keeps its world in memory, so every start of the demo builds it again. With the
 same seed and the same calls in the same order, ids, tokens and file ids come out the same, so a
@@ -114,6 +114,33 @@ PLANS: tuple[BotPlan, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class SponsorPlan:
+    """A sponsor's public channel, where the named demo bots are admins who may invite: the
+    channel of a campaign (demo/campaigns.py)."""
+
+    title: str
+    username: str
+    bots: tuple[str, ...]  # usernames of the demo bots
+
+
+SPONSORS: tuple[SponsorPlan, ...] = (
+    SponsorPlan("English Daily", "english_daily_pod", ("study_notes_bot", "music_box_bot")),
+    SponsorPlan("Movie Night FA", "movie_night_fa", ("cinema_vault_bot",)),
+    SponsorPlan("Gadget Deals", "gadget_deals_ir", ("cinema_vault_bot", "study_notes_bot")),
+    SponsorPlan("Ashpazi Recipes", "ashpazi_recipes", ("cinema_vault_bot",)),
+)
+
+
+@dataclass
+class SimSponsor:
+    """A sponsor's channel as the simulator made it, and the ids of its admin bots."""
+
+    plan: SponsorPlan
+    chat_id: int
+    bot_ids: tuple[int, ...]
+
+
 @dataclass
 class SimChannel:
     """A channel as the simulator made it."""
@@ -141,6 +168,7 @@ class World:
     owner_user: int
     visitors: list[int]
     bots: list[SimBot]
+    sponsors: list[SimSponsor] = field(default_factory=list)
 
 
 async def build(sim: SimulatorClient) -> World:
@@ -176,9 +204,19 @@ async def build(sim: SimulatorClient) -> World:
             )
             bot.file_ids.append(str(sent["file_id"]))
         bots.append(bot)
+    sponsors: list[SimSponsor] = []
+    by_name = {b.plan.username: b.id for b in bots}
+    for sponsor in SPONSORS:
+        chat = await sim.create_channel(
+            sponsor.title, username=sponsor.username, owner_id=owner["id"]
+        )
+        admins = tuple(by_name[name] for name in sponsor.bots)
+        for bot_id in admins:
+            await sim.make_admin(chat["id"], bot_id, can_invite_users=True)
+        sponsors.append(SimSponsor(sponsor, int(chat["id"]), admins))
     # Live visitors speak Persian more often than English, as the history's people do.
     persian = await sim.create_users(LIVE_VISITORS * 2 // 3, "بازدیدکننده", "fa")
     english = await sim.create_users(LIVE_VISITORS - len(persian), "Visitor", "en")
     visitors = [v for pair in zip(persian, english, strict=False) for v in pair]
     visitors += persian[len(english) :]
-    return World(int(phone["id"]), int(owner["id"]), visitors, bots)
+    return World(int(phone["id"]), int(owner["id"]), visitors, bots, sponsors)

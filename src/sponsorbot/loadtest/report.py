@@ -17,10 +17,13 @@ SELECT chat_key, min(extract(epoch FROM received_at))::float8 AS received
 FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND kind = 'message' AND chat_key = ANY ($2::bigint[])
 GROUP BY chat_key
 """
+# By kind: the visitors' messages are what "handled" compares with "offered"; with campaigns
+# the joins through their links come as chat_member updates besides.
 HANDLED_BETWEEN = """
-SELECT count(*) FROM inbox
+SELECT kind, count(*) AS n FROM inbox
 WHERE bot_id = ANY ($1::bigint[])
   AND handled_at >= to_timestamp($2) AND handled_at < to_timestamp($3)
+GROUP BY kind
 """
 BACKLOG = """
 SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status IN ('pending', 'processing')
@@ -30,6 +33,20 @@ SELECT count(*) FROM outbox
 WHERE bot_id = ANY ($1::bigint[]) AND status = 'pending' AND not_before <= now()
 """
 DEAD = "SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'dead'"
+# What the campaigns of these bots credited: joins through the gate (each bot's own link, by
+# someone the bot knew) and joins any other way.
+CREDITED = """
+SELECT count(m.gate_joined_at) AS through_gate,
+       count(*) FILTER (WHERE m.gate_joined_at IS NULL AND m.outside_at IS NOT NULL) AS outside
+FROM campaign_members m
+WHERE m.campaign_id IN (SELECT campaign_id FROM campaign_bots WHERE bot_id = ANY ($1::bigint[]))
+"""
+RUNNING = """
+SELECT count(DISTINCT c.id) FROM campaigns c JOIN campaign_bots b ON b.campaign_id = c.id
+WHERE b.bot_id = ANY ($1::bigint[]) AND c.status = 'running'
+"""
+# The processes that are the product (the rest is the simulated Telegram and the load itself).
+PRODUCT = ("api", "worker", "postgres")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -100,11 +117,17 @@ async def measure(
     if points is not None:
         points.extend(pairs)
     latencies = [latency for _, latency in pairs]
-    handled = await pool.fetchval(HANDLED_BETWEEN, bot_ids, window.start, window.end)
+    kinds = {
+        r["kind"]: int(r["n"])
+        for r in await pool.fetch(HANDLED_BETWEEN, bot_ids, window.start, window.end)
+    }
     dead = await pool.fetchval(DEAD, bot_ids)
     return {
         "offered_per_s": round(window.offered / window.seconds, 1),
-        "handled_per_s": round(handled / window.seconds, 1),
+        "handled_per_s": round(kinds.get("message", 0) / window.seconds, 1),
+        "handled_other_per_s": round(
+            sum(n for k, n in kinds.items() if k != "message") / window.seconds, 1
+        ),
         "p50_s": round(percentile(latencies, 50), 3),
         "p95_s": round(percentile(latencies, 95), 3),
         "p99_s": round(percentile(latencies, 99), 3),
@@ -118,6 +141,32 @@ async def measure(
         "answered": len(latencies),
         "unanswered": len(users) - len(answered),
         "cpu_s": cpu,
+        **cpu_per_visitor(cpu, len(users)),
+    }
+
+
+def cpu_per_visitor(cpu: dict[str, float], visitors: int) -> dict[str, float]:
+    """CPU per visitor of the window: every process, and the product's (api, workers,
+    PostgreSQL) alone; and the product's CPU over the simulator's, which does the same work
+    for the same visitors in every run and so takes out how fast the shared machine was."""
+    product = sum(v for k, v in cpu.items() if k.startswith(PRODUCT))
+    simulator = cpu.get("simulator", 0.0)
+    n = max(1, visitors)
+    return {
+        "cpu_ms_per_visitor": round(1000 * sum(cpu.values()) / n, 2),
+        "product_cpu_ms_per_visitor": round(1000 * product / n, 2),
+        "product_over_simulator": round(product / simulator, 2) if simulator else math.nan,
+    }
+
+
+async def campaign_figures(pool: asyncpg.Pool, bot_ids: list[int], joins: int) -> dict[str, int]:
+    """With campaigns: how many ran, the joins made through their links, and what they credited."""
+    row = await pool.fetchrow(CREDITED, bot_ids)
+    return {
+        "running": int(await pool.fetchval(RUNNING, bot_ids)),
+        "joins_made": joins,
+        "credited": int(row["through_gate"]),
+        "outside_gate": int(row["outside"]),
     }
 
 
@@ -133,10 +182,29 @@ def table(setup: str, r: dict[str, Any]) -> str:
         f"{r['backlog']} | {r['dead']} | {r['duplicates']} |"
     )
     cpu = ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())
-    return f"{head}\n{rule}\n{row}\n\nCPU seconds in the measured window: {cpu}\n" + (
+    text = f"{head}\n{rule}\n{row}\n\nCPU seconds in the measured window: {cpu}\n" + (
+        f"CPU per visitor: {r['cpu_ms_per_visitor']:.2f} ms, of which the product (api, "
+        f"workers, PostgreSQL) {r['product_cpu_ms_per_visitor']:.2f} ms; product ÷ simulator "
+        f"CPU: {r['product_over_simulator']:.2f}\n"
         f"busiest second of any bot: {r['max_bot_msgs_per_s']} messages; "
         f"429s: {r['throttled_429']}; unanswered visitors: {r['unanswered']}"
     )
+    campaigns = r.get("campaigns")
+    if campaigns:
+        text += (
+            f"\ncampaigns: on, {campaigns['running']} running (one per bot, on its second gate "
+            f"channel); joins made through their links: {campaigns['joins_made']}, credited: "
+            f"{campaigns['credited']}, outside the gate: {campaigns['outside_gate']}; other "
+            f"updates (the joins) handled: {r['handled_other_per_s']:.0f}/s"
+        )
+    else:
+        text += "\ncampaigns: off"
+        if r.get("joins"):
+            text += (
+                f"; joins made by @username: {r['joins']['made']}; other updates (the joins) "
+                f"handled: {r['handled_other_per_s']:.0f}/s"
+            )
+    return text
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:

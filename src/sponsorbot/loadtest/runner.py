@@ -28,7 +28,14 @@ from sponsorbot.loadtest.processes import (
     postgres_pids,
     wait_http,
 )
-from sponsorbot.loadtest.report import BACKLOG, DUE_OUTBOX, Window, measure
+from sponsorbot.loadtest.report import (
+    BACKLOG,
+    CREDITED,
+    DUE_OUTBOX,
+    Window,
+    campaign_figures,
+    measure,
+)
 from sponsorbot.loadtest.scenario import LoadBot, Opened, OwnerApi, send_visitors, set_up_bot
 from sponsorbot.simulator.client import SimulatorClient
 
@@ -48,6 +55,8 @@ class Options:
     drain: float = 30.0
     plot: Path | None = None
     worker_slots: int | None = None
+    campaigns: bool = False
+    joins: bool = False  # implied by campaigns
 
 
 def _environment(
@@ -122,7 +131,8 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     say(
         f"load test: {options.bots} bots, {options.rate:g}/s for {options.duration:g}s "
         f"after {options.warmup:g}s at half rate, Telegram {options.rtt_ms:g} ms away, "
-        f"api + {options.workers} worker(s); logs in {workdir}"
+        f"api + {options.workers} worker(s)"
+        f"{_joining(options)}; logs in {workdir}"
     )
     try:
         cluster.start(
@@ -144,9 +154,11 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         async with SimulatorClient(sim_url) as sim, _database(env) as pool:
             api = OwnerApi(f"http://127.0.0.1:{api_port}", token)
             try:
-                bots: list[LoadBot] = list(
-                    await asyncio.gather(*(set_up_bot(sim, api, n) for n in range(options.bots)))
+                made = (
+                    set_up_bot(sim, api, n, options.campaigns, options.joins)
+                    for n in range(options.bots)
                 )
+                bots: list[LoadBot] = list(await asyncio.gather(*made))
             finally:
                 await api.close()
             bot_ids = [b.api_id for b in bots]
@@ -184,8 +196,10 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
             window_end = time.time()
             backlog = await pool.fetchval(BACKLOG, bot_ids)
             cpu = meter.stop()
+            await opened.joined()
             cluster.check_alive()
-            await _drain(pool, bot_ids, options.drain)
+            credits_due = opened.joins if options.campaigns else 0
+            await _drain(pool, bot_ids, options.drain, credits_due)
             calls = await _all_calls(sim)
             window = Window(window_start, window_end, len(opened.measured) + opened.failed)
             points: list[tuple[float, float]] = []
@@ -200,6 +214,11 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
                 opens = [t for _, t in opened.measured.values()]
                 draw(options.plot, title, window_start, points, opens)
             result["open_failures"] = opened.failed
+            if options.campaigns or options.joins:
+                result["joins"] = {"made": opened.joins, "failed": opened.join_failures}
+            if options.campaigns:
+                result["campaigns"] = await campaign_figures(pool, bot_ids, opened.joins)
+                result["campaigns"]["join_failures"] = opened.join_failures
             result["options"] = {
                 k: str(v) if isinstance(v, Path) else v for k, v in options.__dict__.items()
             }
@@ -209,12 +228,25 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         cluster.stop()
 
 
-async def _drain(pool: asyncpg.Pool, bot_ids: list[int], seconds: float) -> None:
-    """Give the backlog up to `seconds` to be answered, so late answers are measured too."""
+def _joining(options: Options) -> str:
+    if options.campaigns:
+        return ", a running campaign per bot, every visitor joining through its link"
+    if options.joins:
+        return ", every visitor joining the second gate channel by its @username"
+    return ""
+
+
+async def _drain(pool: asyncpg.Pool, bot_ids: list[int], seconds: float, joins: int = 0) -> None:
+    """Give the backlog up to `seconds` to be answered, so late answers are measured too; with
+    campaigns, until the `joins` made are credited (or counted outside the gate) as well: the
+    last joins' updates may still be on their way from the simulator."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         settled = await pool.fetchval(BACKLOG, bot_ids) == 0
         settled = settled and await pool.fetchval(DUE_OUTBOX, bot_ids) == 0
+        if settled and joins:
+            row = await pool.fetchrow(CREDITED, bot_ids)
+            settled = row["through_gate"] + row["outside"] >= joins
         # Once settled, one more pause lets the senders' last completions be written.
         await asyncio.sleep(0.5)
         if settled:

@@ -12,6 +12,10 @@ import aiohttp
 from sponsorbot.simulator.client import SimulatorClient
 
 TICK_S = 0.01
+# With joins, a visitor joins the second gate channel this long after opening the content
+# link, as someone reading the gate message would; by then the /start that makes the bot know
+# them is handled (and the person's updates are handled in order anyway).
+JOIN_AFTER_S = 1.0
 
 
 class SetupError(Exception):
@@ -20,12 +24,15 @@ class SetupError(Exception):
 
 @dataclass
 class LoadBot:
-    """A bot set up for the load test: its ids and a content link's code."""
+    """A bot set up for the load test: its ids, a content link's code and, with joins, where
+    its visitors join: its campaign's invite link, or else the channel's @username."""
 
     sim_id: int
     username: str
     api_id: int
     code: str
+    campaign_link: str | None = None
+    join_chat: str | None = None
 
 
 @dataclass
@@ -35,6 +42,16 @@ class Opened:
     warmup: dict[int, tuple[int, float]] = field(default_factory=dict)
     measured: dict[int, tuple[int, float]] = field(default_factory=dict)
     failed: int = 0
+    joins: int = 0  # joins the simulator accepted
+    join_failures: int = 0
+    # Joins still to come: they run on past the phase that sent their visitors, so the joins
+    # keep coming, one second behind the visitors, from one phase into the next.
+    joining: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def joined(self) -> None:
+        """Wait for the joins still to come."""
+        while self.joining:
+            await asyncio.gather(*self.joining)
 
 
 class OwnerApi:
@@ -57,8 +74,16 @@ class OwnerApi:
         await self.http.close()
 
 
-async def set_up_bot(sim: SimulatorClient, api: OwnerApi, n: int) -> LoadBot:
-    """A bot in webhook mode with two gate channels and a video, through the owner API."""
+async def set_up_bot(
+    sim: SimulatorClient, api: OwnerApi, n: int, campaign: bool = False, joins: bool = False
+) -> LoadBot:
+    """A bot in webhook mode with two gate channels and a video, through the owner API; with
+    `campaign`, a running campaign on its second gate channel, which its visitors join through
+    the campaign's link; with `joins` alone, they join that channel by its @username.
+
+    The campaign's channel is one the gate has already, so a visitor costs the same two
+    membership checks and one gate message with or without campaigns: the difference is the
+    campaign's own work (its link in the gate, the joins through it credited)."""
     made = await sim.create_bot(f"load{n}_bot")
     channels = []
     for c in (1, 2):
@@ -81,7 +106,21 @@ async def set_up_bot(sim: SimulatorClient, api: OwnerApi, n: int) -> LoadBot:
         f"/bots/{bot['id']}/contents",
         {"kind": "video", "file_id": file["file_id"], "caption": "Load test video"},
     )
-    return LoadBot(made["id"], made["username"], bot["id"], content["code"])
+    link = None
+    if campaign:
+        made_campaign = await api.call(
+            "POST",
+            "/campaigns",
+            {
+                "name": f"Load test {n}",
+                "channel": f"@{channels[1]['username']}",
+                "bot_ids": [bot["id"]],
+                "retention_hours": 24,
+            },
+        )
+        link = str(made_campaign["links"][0]["invite_link"])
+    chat = f"@{channels[1]['username']}" if joins and not campaign else None
+    return LoadBot(made["id"], made["username"], bot["id"], content["code"], link, chat)
 
 
 async def send_visitors(
@@ -97,7 +136,9 @@ async def send_visitors(
 
     Each visitor is new, so each is shown the gate: two membership checks and a message.
     Visitors due in the same 10 ms tick go to the simulator in one request, so the load
-    generator costs little of the machine it measures.
+    generator costs little of the machine it measures. Where the bot has a campaign, each
+    visitor then joins its channel through the campaign's link (JOIN_AFTER_S later), or with
+    joins alone, the bot's second gate channel by its @username.
     """
     count = int(rate * seconds)
     start = time.monotonic()
@@ -111,6 +152,22 @@ async def send_visitors(
             opened.failed += len(group)
             for user, _ in group:
                 into.pop(user, None)
+            return
+        joining = [(u, b) for u, b in group if b.campaign_link or b.join_chat]
+        if joining:
+            task = asyncio.create_task(join(joining))
+            opened.joining.add(task)
+            task.add_done_callback(opened.joining.discard)
+
+    async def join(joining: list[tuple[int, LoadBot]]) -> None:
+        await asyncio.sleep(JOIN_AFTER_S)
+        done = await asyncio.gather(
+            *(sim.join(u, b.join_chat, b.campaign_link) for u, b in joining),
+            return_exceptions=True,
+        )
+        failed = sum(isinstance(d, BaseException) for d in done)  # counted, not fatal
+        opened.joins += len(done) - failed
+        opened.join_failures += failed
 
     while sent < count:
         due = min(count, int((time.monotonic() - start) * rate) + 1)

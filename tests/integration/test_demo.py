@@ -1,0 +1,226 @@
+"""`sponsorbot demo`'s campaigns: four of them, their figures consistent with the gate's
+history, the running one's links real (live visitors join through them), its report printed.
+
+The browser test (tests/browser/test_demo.py) covers signing in and the phone; this one needs
+no browser and reads the demo's own database while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import asyncpg
+import pytest
+
+from sponsorbot.db.embedded import EmbeddedPostgres
+from sponsorbot.features.accounts.api_tokens import TokenService
+from tests.processes import free_port
+
+pytestmark = pytest.mark.slow
+
+READY_WITHIN_S = 60.0
+LIVE_CREDIT_WITHIN_S = 60.0
+
+# A credited member who was never shown the gate of the bot credited, before their join.
+NOT_SHOWN_THE_GATE = """
+SELECT count(*) FROM campaign_members m
+WHERE m.gate_joined_at IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.bot_id = m.bot_id AND e.user_id = m.user_id AND e.kind = 'gate_shown'
+      AND e.at <= m.gate_joined_at)
+"""
+# A credited member the bot does not know.
+NOT_A_PERSON = """
+SELECT count(*) FROM campaign_members m
+WHERE m.gate_joined_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM people p WHERE p.bot_id = m.bot_id AND p.user_id = m.user_id)
+"""
+# Joins outside the campaign's time in the gates: before its start, or after it was
+# reached, ended or paused.
+OUT_OF_TIME = """
+SELECT c.name, count(*) FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+WHERE m.gate_joined_at < c.starts_at
+   OR (c.status <> 'running' AND m.gate_joined_at > c.status_at)
+GROUP BY c.name
+"""
+# A credit through a bot that is not one of the campaign's.
+WRONG_BOT = """
+SELECT count(*) FROM campaign_members m
+WHERE m.gate_joined_at IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM campaign_bots b WHERE b.campaign_id = m.campaign_id AND b.bot_id = m.bot_id)
+"""
+# Each credited history member's join of the channel is in the bot's events too.
+NO_JOIN_EVENT = """
+SELECT count(*) FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+WHERE m.gate_joined_at IS NOT NULL AND m.gate_joined_at < $1 AND NOT EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.bot_id = m.bot_id AND e.user_id = m.user_id AND e.kind = 'joined'
+      AND e.chat_id = c.chat_id AND e.at = m.gate_joined_at)
+"""
+# A join of a finished or paused campaign's channel, in its bots, outside its time in the gates.
+JOINED_OUT_OF_TIME = """
+SELECT count(*) FROM events e
+JOIN campaigns c ON c.chat_id = e.chat_id
+JOIN campaign_bots b ON b.campaign_id = c.id AND b.bot_id = e.bot_id
+WHERE e.kind = 'joined' AND c.status <> 'running' AND (e.at > c.status_at OR e.at < c.starts_at)
+"""
+LEAVES = """
+SELECT c.status,
+    count(*) FILTER (WHERE m.left_at < m.gate_joined_at + c.retention) AS inside,
+    count(*) FILTER (WHERE m.left_at >= m.gate_joined_at + c.retention) AS after
+FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+GROUP BY c.status
+"""
+LIVE_CREDITS = """
+SELECT count(*) FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+WHERE c.status = 'running' AND m.gate_joined_at > $1
+"""
+
+
+@dataclass
+class Demo:
+    """A running demo: what it printed and a pool on its database."""
+
+    panel: str
+    report: str
+    started: datetime
+    pool: asyncpg.Pool
+
+
+@pytest.fixture
+async def demo(tmp_path: Path) -> AsyncIterator[Demo]:
+    data_dir = tmp_path / "demo"
+    port, sim_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
+    started = datetime.now(UTC)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sponsorbot", "demo", "--data-dir", str(data_dir),
+         "--port", str(port), "--sim-port", str(sim_port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    server: EmbeddedPostgres | None = None
+    pool: asyncpg.Pool | None = None
+    printed: list[str] = []
+    try:
+        text = await asyncio.to_thread(_until_ready, proc, printed)
+        assert "Ctrl-C stops everything" in text, text
+        report = re.search(r"Report:\s+(\S+)", text)
+        assert report, text
+        # The demo holds its embedded server; we join it over its socket.
+        server = EmbeddedPostgres(data_dir)
+        dsn = await asyncio.to_thread(server.start)
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+        yield Demo(f"http://127.0.0.1:{port}", report.group(1), started, pool)
+    finally:
+        if pool is not None:
+            await pool.close()
+        if server is not None:
+            await asyncio.to_thread(server.release)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            await asyncio.to_thread(proc.wait, 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    assert proc.returncode == 0, "".join(printed) + proc.stdout.read()
+
+
+def _until_ready(proc: subprocess.Popen[str], printed: list[str]) -> str:
+    assert proc.stdout is not None
+    deadline = time.monotonic() + READY_WITHIN_S
+    for line in proc.stdout:
+        printed.append(line)
+        if "Ctrl-C stops everything" in line or time.monotonic() > deadline:
+            break
+    return "".join(printed)
+
+
+async def _campaigns(demo: Demo) -> dict[str, dict[str, Any]]:
+    """The campaigns as the owner API reads them (the backend's own figures), by status."""
+    row, token = await TokenService(demo.pool).create("demo test", "owner")
+    try:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            aiohttp.ClientSession(headers=headers) as http,
+            http.get(f"{demo.panel}/api/v1/campaigns") as response,
+        ):
+            assert response.status == 200, await response.text()
+            page = await response.json()
+    finally:
+        await TokenService(demo.pool).revoke(int(row["id"]))
+    return {c["status"]: c for c in page["items"]}
+
+
+async def test_the_demo_has_four_campaigns_consistent_with_the_gate_history(demo: Demo) -> None:
+    by_status = await _campaigns(demo)
+    assert set(by_status) == {"running", "reached", "ended", "paused"}
+    now = datetime.now(UTC)
+
+    running = by_status["running"]
+    assert len(running["links"]) == 2  # a network campaign over two bots
+    assert all(link["revoked_at"] is None for link in running["links"])
+    assert demo.report.startswith(f"{demo.panel}/r/") and running["report_url"] == demo.report
+    assert 0 < running["progress"] < running["goal_joins"]
+    assert all(link["joins"] > 0 for link in running["by_bot"])
+
+    reached = by_status["reached"]
+    assert reached["progress"] >= reached["goal_joins"]
+    assert all(link["revoked_at"] is not None for link in reached["links"])
+
+    ended = by_status["ended"]
+    assert ended["ends_at"] is not None and ended["ends_at"] == ended["status_at"]
+    assert datetime.fromisoformat(ended["ends_at"]) < now
+    assert 0 < ended["progress"] < ended["goal_joins"]
+    assert all(link["revoked_at"] is not None for link in ended["links"])
+
+    paused = by_status["paused"]
+    assert 0 < paused["progress"] < paused["goal_joins"]
+    assert all(link["revoked_at"] is None for link in paused["links"])
+
+    for campaign in by_status.values():
+        assert campaign["joins"] == campaign["kept"] + campaign["left"] + campaign["waiting"]
+        assert datetime.fromisoformat(campaign["starts_at"]) < now
+        assert campaign["left"] > 0
+
+    pool = demo.pool
+    assert await pool.fetch(OUT_OF_TIME) == []
+    assert await pool.fetchval(WRONG_BOT) == 0
+    assert await pool.fetchval(NOT_A_PERSON) == 0
+    assert await pool.fetchval(NOT_SHOWN_THE_GATE) == 0
+    assert await pool.fetchval(NO_JOIN_EVENT, demo.started) == 0
+    assert await pool.fetchval(JOINED_OUT_OF_TIME) == 0
+    # Some left inside the retention window, some after it.
+    leaves = {r["status"]: (r["inside"], r["after"]) for r in await pool.fetch(LEAVES)}
+    for status in ("reached", "ended"):
+        inside, after = leaves[status]
+        assert inside > 0 and after > 0, leaves
+
+    # The running campaign's links are real: live visitors join through them and are credited.
+    deadline = time.monotonic() + LIVE_CREDIT_WITHIN_S
+    while await pool.fetchval(LIVE_CREDITS, demo.started) == 0:
+        assert time.monotonic() < deadline, "no live join credited"
+        await asyncio.sleep(1.0)
+    assert await pool.fetchval(NOT_SHOWN_THE_GATE) == 0
+
+    # The sponsor's page opens without signing in.
+    async with aiohttp.ClientSession() as http, http.get(demo.report) as response:
+        assert response.status == 200
+        assert running["name"] in await response.text()
