@@ -29,6 +29,18 @@ def start(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]
     )
 
 
+def start_demo(data_dir: Path, port: int, sim_port: int) -> subprocess.Popen[str]:
+    """Start `sponsorbot demo` on these ports, its output readable line by line as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sponsorbot", "demo", "--data-dir", str(data_dir),
+         "--port", str(port), "--sim-port", str(sim_port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=clean_environ(),
+    )  # fmt: skip
+
+
 def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     """Wait until /healthz answers 200, or fail if the process exits first."""
     deadline = time.monotonic() + timeout

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,3 +20,14 @@ CHROMIUM_ARGS = [
 NEEDS_CHROMIUM = pytest.mark.skipif(
     not os.path.exists(CHROMIUM), reason=f"Debian's chromium is not installed at {CHROMIUM}"
 )
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+async def shot(page: Any, name: str) -> None:
+    """With SPONSORBOT_SCREENSHOTS=1, write the whole page to docs/screenshots/<name>.png."""
+    if os.environ.get("SPONSORBOT_SCREENSHOTS") != "1":
+        return
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
+    await page.evaluate("window.scrollTo(0, 0)")
+    await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

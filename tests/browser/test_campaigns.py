@@ -7,18 +7,15 @@ English and Persian, in docs/screenshots/.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
-
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 pytestmark = [
     pytest.mark.browser,
@@ -29,14 +26,7 @@ pytestmark = [
 async def test_a_visitor_joins_through_the_campaign_link_and_the_report_shows_it(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import Page, async_playwright, expect
-
-    shots = os.environ.get("SPONSORBOT_SCREENSHOTS") == "1"
-
-    async def shot(page: Page, name: str) -> None:
-        if shots:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from playwright.async_api import async_playwright, expect
 
     async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
         sim: Any = app.sim

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,8 +14,8 @@ import psutil
 import pytest
 
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
-from tests.processes import free_port
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.processes import free_port, start_demo
 
 READY_WITHIN_S = 30.0
 
@@ -54,16 +52,8 @@ def _leftovers(data_dir: Path) -> list[str]:
 def demo(tmp_path: Path) -> Iterator[Running]:
     data_dir = tmp_path / "demo"
     port, sim_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
     began = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sponsorbot", "demo", "--data-dir", str(data_dir),
-         "--port", str(port), "--sim-port", str(sim_port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )  # fmt: skip
+    proc = start_demo(data_dir, port, sim_port)
     assert proc.stdout is not None
     printed = []
     try:
@@ -118,8 +108,7 @@ async def test_the_demo_signs_in_shows_data_and_gates_content(demo: Running) -> 
                 int(n) for n in re.findall(r"Visitors today\s+(\d+)", await main.inner_text())
             ]
             assert len(figures) == 3 and sum(figures) > 0, figures
-            if os.environ.get("SPONSORBOT_SCREENSHOTS"):
-                await page.screenshot(path="docs/screenshots/demo-dashboard.png", full_page=True)
+            await shot(page, "demo-dashboard")
 
             phone = await browser.new_page()
             await phone.goto(demo.phone)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,12 +25,11 @@ from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig, announce_setup_code
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
 from tests.integration.test_panel_roles import POLICY, PUBLIC, concrete
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
 from tests.processes import free_port
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PERSIAN_DIGITS = set("۰۱۲۳۴۵۶۷۸۹")
 PASSWORD = "a long owner password"
 
@@ -97,14 +95,7 @@ async def _started(server: uvicorn.Server) -> bool:
 async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import Page, async_playwright, expect
-
-    shots = os.environ.get("SPONSORBOT_SCREENSHOTS") == "1"
-
-    async def shot(page: Page, name: str) -> None:
-        if shots:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from playwright.async_api import async_playwright, expect
 
     async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
         sim = app.sim

@@ -5,7 +5,6 @@ Set SPONSORBOT_SCREENSHOTS=1 to also write these pages' screenshots in docs/scre
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,8 @@ import asyncpg
 import pytest
 
 from sponsorbot.features.accounts.security import qr_svg
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
-from tests.browser.test_panel import SHOTS, serve
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
 from tests.kit import eventually
 
@@ -37,16 +36,7 @@ WIDER_THAN_VIEWPORT = """() => [...document.querySelectorAll("main *")]
 async def test_upload_with_progress_qr_code_settings_and_gate_order(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import Page, async_playwright, expect
-
-    shots = os.environ.get("SPONSORBOT_SCREENSHOTS") == "1"
-
-    async def shot(page: Page, name: str) -> None:
-        if shots:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
-            await page.evaluate("window.scrollTo(0, 0)")
-            await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from playwright.async_api import async_playwright, expect
 
     async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
         sim: Any = app.sim

@@ -108,7 +108,7 @@ async def test_sql_and_rules_agree_in_any_order(pool: asyncpg.Pool) -> None:
         assert row["left_at"] == member.left_at, user
     for now in (T0, T0 + timedelta(hours=20), T0 + timedelta(days=3)):
         want = count(list(expected.values()), timedelta(hours=24), now)
-        figures = await queries.figures(pool, [campaign_id], now, now)
+        figures = await queries.figures(pool, [campaign_id], now, "UTC")
         assert figures[campaign_id][0] == want
 
 

@@ -8,11 +8,9 @@ no browser and reads the demo's own database while it runs.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ import pytest
 
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.features.accounts.api_tokens import TokenService
-from tests.processes import free_port
+from tests.processes import free_port, start_demo
 
 pytestmark = pytest.mark.slow
 
@@ -103,16 +101,8 @@ class Demo:
 async def demo(tmp_path: Path) -> AsyncIterator[Demo]:
     data_dir = tmp_path / "demo"
     port, sim_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
     started = datetime.now(UTC)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sponsorbot", "demo", "--data-dir", str(data_dir),
-         "--port", str(port), "--sim-port", str(sim_port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )  # fmt: skip
+    proc = start_demo(data_dir, port, sim_port)
     assert proc.stdout is not None
     server: EmbeddedPostgres | None = None
     pool: asyncpg.Pool | None = None

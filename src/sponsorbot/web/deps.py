@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 
@@ -46,3 +47,9 @@ def services_of(request: Request) -> Services:
     """The services of the application serving this request."""
     services: Services = request.app.state.services
     return services
+
+
+def report_url(request: Request, campaign: dict[str, Any]) -> str | None:
+    """The address of a campaign's sponsor report (None while it has no link)."""
+    token = campaign.get("report_token")
+    return f"{str(request.base_url).rstrip('/')}/r/{token}" if token else None

@@ -45,7 +45,7 @@ FROM campaign_bots b JOIN bots bo ON bo.id = b.bot_id
 WHERE b.campaign_id = ANY($1::bigint[])
 ORDER BY b.campaign_id, b.bot_id
 """
-# $1 campaigns, $2 now, $3 start of today: the figures of several campaigns at once.
+# $1 campaigns, $2 now, $3 the zone "today" is in: the figures of several campaigns at once.
 FIGURES = """
 SELECT c.id,
     count(m.gate_joined_at) AS joins,
@@ -54,7 +54,8 @@ SELECT c.id,
                        AND (m.left_at IS NULL OR m.left_at >= m.gate_joined_at + c.retention))
         AS kept,
     count(*) FILTER (WHERE m.gate_joined_at IS NULL AND m.outside_at IS NOT NULL) AS outside_gate,
-    count(*) FILTER (WHERE m.gate_joined_at >= $3) AS joins_today
+    count(*) FILTER (WHERE m.gate_joined_at >= date_trunc('day', $2::timestamptz, $3))
+        AS joins_today
 FROM campaigns c LEFT JOIN campaign_members m ON m.campaign_id = c.id
 WHERE c.id = ANY($1::bigint[])
 GROUP BY c.id
@@ -108,10 +109,10 @@ def counts_of(row: asyncpg.Record | dict[str, Any] | None) -> Counts:
 
 
 async def figures(
-    pool: asyncpg.Pool, ids: Sequence[int], now: datetime, today: datetime
+    pool: asyncpg.Pool, ids: Sequence[int], now: datetime, zone: str
 ) -> dict[int, tuple[Counts, int]]:
-    """Each campaign's counts and its joins since `today`."""
-    rows = await pool.fetch(FIGURES, list(ids), now, today)
+    """Each campaign's counts at `now`, and its joins since the start of today in `zone`."""
+    rows = await pool.fetch(FIGURES, list(ids), now, zone)
     return {int(r["id"]): (counts_of(r), int(r["joins_today"])) for r in rows}
 
 

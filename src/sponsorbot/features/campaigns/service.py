@@ -247,9 +247,12 @@ class CampaignService(OwnerService):
         row = await self.pool.fetchrow(queries.ONE, campaign_id)
         if row is None:
             raise NotFound(f"no campaign {campaign_id}", code="campaign_missing")
-        (campaign,) = await self._with_figures([dict(row)])
-        now = self.clock()
-        per_bot = await queries.by_bot(self.pool, campaign_id, now)
+        return await self._full(dict(row), await self._zone())
+
+    async def _full(self, campaign: dict[str, Any], zone: str) -> dict[str, Any]:
+        await self._figured([campaign], zone)
+        await self._linked([campaign])
+        per_bot = await queries.by_bot(self.pool, campaign["id"], self.clock())
         for link in campaign["links"]:
             counts = per_bot.get(link["bot_id"], Counts())
             link.update(joins=counts.joins, kept=counts.kept, left=counts.left)
@@ -268,20 +271,28 @@ class CampaignService(OwnerService):
             raise Invalid(f"the status is one of {', '.join(STATUSES)}", code="campaign_status")
         rows = await self.pool.fetch(queries.PAGE, status, bot_id, limit, offset)
         total = await self.pool.fetchval(queries.TOTAL, status, bot_id)
-        return await self._with_figures([dict(r) for r in rows]), int(total)
+        campaigns = await self._figured([dict(r) for r in rows], await self._zone())
+        return await self._linked(campaigns), int(total)
 
-    async def _with_figures(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _zone(self) -> str:
+        """The workspace's time zone: "today" and the hours are counted in it."""
+        return str((await load_workspace(self.pool))["time_zone"])
+
+    async def _figured(self, rows: list[dict[str, Any]], zone: str) -> list[dict[str, Any]]:
+        """The rows with their counts, progress and joins today."""
         if not rows:
             return rows
-        now = self.clock()
-        zone = (await load_workspace(self.pool))["time_zone"]
         ids = [int(r["id"]) for r in rows]
-        today = await self.pool.fetchval("SELECT date_trunc('day', $1::timestamptz, $2)", now, zone)
-        figures = await queries.figures(self.pool, ids, now, today)
-        links = await queries.links(self.pool, ids)
+        figures = await queries.figures(self.pool, ids, self.clock(), zone)
         for row in rows:
             counts, joins_today = figures.get(int(row["id"]), (Counts(), 0))
             describe(row, counts, joins_today)
+        return rows
+
+    async def _linked(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows with their bots' invite links."""
+        links = await queries.links(self.pool, [int(r["id"]) for r in rows])
+        for row in rows:
             row["links"] = links.get(int(row["id"]), [])
         return rows
 
@@ -390,26 +401,25 @@ class CampaignService(OwnerService):
         row = await self.pool.fetchrow(queries.BY_TOKEN, token)
         if row is None:
             raise NotFound("no such report", code="report_missing")
-        campaign = await self.get(int(row["id"]))
-        zone = (await load_workspace(self.pool))["time_zone"]
-        now = self.clock()
-        until = now if campaign["status"] not in FINISHED else campaign["status_at"]
-        since = campaign["starts_at"]
-        if until - since < timedelta(hours=24):
-            since = until - timedelta(hours=24)
-        campaign["hours"] = await queries.hourly(self.pool, int(row["id"]), since, until, zone)
+        zone = await self._zone()
+        campaign = await self._full(dict(row), zone)
+        campaign["hours"] = await self.hours(campaign, zone)
         campaign["time_zone"] = zone
         return campaign
 
-    async def hourly(self, campaign_id: int, since: datetime, until: datetime) -> list[Any]:
-        """Joins and leaves per hour of the workspace's zone."""
-        zone = (await load_workspace(self.pool))["time_zone"]
-        return await queries.hourly(self.pool, campaign_id, since, until, zone)
+    async def hours(self, campaign: dict[str, Any], zone: str) -> list[dict[str, Any]]:
+        """Joins and leaves per hour of `zone`, from the start to now (or the campaign's end),
+        at least the last 24 hours."""
+        until = campaign["status_at"] if campaign["status"] in FINISHED else self.clock()
+        since = campaign["starts_at"]
+        if until - since < timedelta(hours=24):
+            since = until - timedelta(hours=24)
+        return await queries.hourly(self.pool, campaign["id"], since, until, zone)
 
     async def live(self) -> list[dict[str, Any]]:
         """Campaigns that may still change, with their figures (for the periodic job)."""
         rows = await self.pool.fetch(queries.LIVE)
-        return await self._with_figures([dict(r) for r in rows])
+        return await self._figured([dict(r) for r in rows], await self._zone())
 
     async def start(self, campaign_id: int) -> bool:
         """A scheduled campaign whose start came: into the gates."""

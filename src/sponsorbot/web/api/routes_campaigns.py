@@ -10,15 +10,14 @@ from fastapi import APIRouter, Request
 from sponsorbot.features.campaigns.service import Draft
 from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
 from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, CampaignStatus, Page
+from sponsorbot.web.deps import report_url
 
 router = APIRouter()
 
 
-def report_url(request: Request, campaign: dict[str, Any]) -> dict[str, Any]:
+def with_report_url(request: Request, campaign: dict[str, Any]) -> dict[str, Any]:
     """The campaign with the address of its report page (None when revoked)."""
-    token = campaign.get("report_token")
-    base = str(request.base_url).rstrip("/")
-    return {**campaign, "report_url": f"{base}/r/{token}" if token else None}
+    return {**campaign, "report_url": report_url(request, campaign)}
 
 
 @router.post(
@@ -32,7 +31,7 @@ async def create_campaign(
 ) -> dict[str, Any]:
     draft = Draft(**body.model_dump(exclude={"bot_ids"}), bot_ids=tuple(body.bot_ids))
     campaign = await features.campaigns.create(draft, f"api:{who.name}")
-    return report_url(request, campaign)
+    return with_report_url(request, campaign)
 
 
 @router.get("/campaigns", response_model=Page[CampaignOut], summary="List campaigns")
@@ -46,7 +45,7 @@ async def list_campaigns(
     offset: Offset = 0,
 ) -> dict[str, Any]:
     rows, total = await features.campaigns.page(limit, offset, status, bot_id)
-    items = [report_url(request, r) for r in rows]
+    items = [with_report_url(request, r) for r in rows]
     return {"items": items, "total": total, "limit": limit, "offset": offset}
 
 
@@ -54,7 +53,7 @@ async def list_campaigns(
 async def get_campaign(
     campaign_id: int, request: Request, who: Reader, features: Service
 ) -> dict[str, Any]:
-    return report_url(request, await features.campaigns.get(campaign_id))
+    return with_report_url(request, await features.campaigns.get(campaign_id))
 
 
 @router.patch("/campaigns/{campaign_id}", response_model=CampaignOut, summary="Change a campaign")
@@ -66,7 +65,7 @@ async def change_campaign(
         changes["goal_joins"] = None
     if body.clear_ends_at:
         changes["ends_at"] = None
-    return report_url(request, await features.campaigns.change(campaign_id, changes))
+    return with_report_url(request, await features.campaigns.change(campaign_id, changes))
 
 
 @router.post(
@@ -89,4 +88,4 @@ async def act_on_campaign(
         "rotate-report": service.rotate_report,
         "revoke-report": service.revoke_report,
     }
-    return report_url(request, await acts[action](campaign_id))
+    return with_report_url(request, await acts[action](campaign_id))

@@ -3,8 +3,7 @@ chart and per-bot figures, pause / resume / end, and the sponsor's report link."
 
 from __future__ import annotations
 
-import contextlib
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -19,11 +18,10 @@ from sponsorbot.features.campaigns.service import (
     MAX_RETENTION_HOURS,
     POSITIONS,
     STATUSES,
-    CampaignService,
     Draft,
 )
 from sponsorbot.features.errors import FeatureError, NotFound
-from sponsorbot.web.deps import services_of
+from sponsorbot.web.deps import report_url, services_of
 from sponsorbot.web.panel import chart
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
@@ -70,12 +68,6 @@ def names() -> dict[str, Any]:
         "goal_kind_names": GOAL_KIND_NAMES,
         "position_names": POSITION_NAMES,
     }
-
-
-def report_url(request: Request, campaign: dict[str, Any]) -> str | None:
-    """The sponsor's address for the campaign's report (None while it has no link)."""
-    token = campaign.get("report_token")
-    return f"{str(request.base_url).rstrip('/')}/r/{token}" if token else None
 
 
 def _zone(viewer: Viewer) -> str:
@@ -204,16 +196,6 @@ def _field_errors(exc: Exception) -> dict[str, str]:
     return {FIELD_OF.get(code or "", "form"): describe(exc)}
 
 
-async def _name_the_overlap(service: CampaignService, exc: Exception) -> None:
-    """Add the other campaign's name to an overlap refusal, so the owner knows which one."""
-    if not isinstance(exc, FeatureError) or exc.code != "campaign_overlap":
-        return
-    other = exc.details.get("campaign_id")
-    if isinstance(other, int) and "name" not in exc.details:
-        with contextlib.suppress(NotFound):  # gone meanwhile: the text without a name will do
-            exc.details["name"] = (await service.get(other))["name"]
-
-
 def _audited(campaign: dict[str, Any]) -> dict[str, Any]:
     """What the audit log keeps of a campaign's settings (plain JSON values)."""
     out = {k: campaign[k] for k in EDITABLE}
@@ -259,11 +241,9 @@ async def campaign_create(request: Request, viewer: Edit) -> Response:
     draft, errors = read_form(form, _zone(viewer), creating=True)
     if errors:
         return await _form_page(request, viewer, errors, form, status=422)
-    service = services_of(request).campaigns
     try:
-        campaign = await service.create(draft, f"panel:{viewer.user.id}")
+        campaign = await services_of(request).campaigns.create(draft, f"panel:{viewer.user.id}")
     except REFUSED as exc:
-        await _name_the_overlap(service, exc)
         return await _form_page(request, viewer, _field_errors(exc), form, status=status_of(exc))
     after = _audited(campaign)
     after.update(id=campaign["id"], chat_id=campaign["chat_id"], bot_ids=list(draft.bot_ids))
@@ -278,25 +258,13 @@ async def _detail_page(
     campaign = await service.get(campaign_id)
     context = {
         "campaign": campaign,
-        "chart": chart.build(await campaign_hours(service, campaign), _zone(viewer)),
+        "chart": chart.build(await service.hours(campaign, _zone(viewer)), _zone(viewer)),
         "report_url": report_url(request, campaign),
         "error": error,
         "finished": campaign["status"] in FINISHED,
         **names(),
     }
     return render(request, viewer, "campaign.html", context, status)
-
-
-async def campaign_hours(
-    service: CampaignService, campaign: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """The campaign's hours from its start to now (or its end), at least the last 24."""
-    until = campaign["status_at"] if campaign["status"] in FINISHED else service.clock()
-    since = campaign["starts_at"]
-    if until - since < timedelta(hours=24):
-        since = until - timedelta(hours=24)
-    hours: list[dict[str, Any]] = await service.hourly(campaign["id"], since, until)
-    return hours
 
 
 @router.get("/campaigns/{campaign_id}")
