@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.outbox import ENQUEUE_IF_DONE
+from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE_IF_DONE
 from sponsorbot.engine.updates import classify
 
 INSERT = """
@@ -88,10 +88,10 @@ done AS (
     RETURNING id
 ), queued AS ({ENQUEUE_IF_DONE} RETURNING id)
 """
-_RESULT = """, ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
+_RESULT = f""", ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
        ARRAY(SELECT o.id FROM outbox o
              WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($3::bigint[])
-               AND o.not_before <= now()
+               AND o.not_before <= now() AND o.priority < {BACKGROUND}
              ORDER BY o.id) AS before
 """
 DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT (SELECT count(*) FROM done) AS done{_RESULT}"

@@ -21,17 +21,59 @@ ENQUEUE = _QUEUED.format(source="")
 # The same, after a CTE named `done` (inbox.DONE_AND_ENQUEUE): queued only if the mark took.
 ENQUEUE_IF_DONE = _QUEUED.format(source="done,")
 
-FETCH = """
+# Rows of this priority and above are background work (broadcasts): sent only with what the
+# bot's limit leaves free, claimed just before they are sent, and withdrawable until then.
+BACKGROUND = 10
+# What a sender records for a row it finds claimed by a predecessor that stopped without an
+# outcome: the message may have gone, so it is not sent again (at most once).
+UNKNOWN = "unknown: the sender stopped while sending it; not sent again"
+# A feature may withdraw (delete) a background row while it is pending and taken_at is NULL.
+
+
+def background_key(bot_id: int) -> str:
+    """The wake-up key of a bot's background sending (new background rows are queued)."""
+    return f"outbox-bg:{bot_id}"
+
+
+FETCH = f"""
 SELECT o.id, o.chat_id, o.method, o.params, o.ref, o.uses_ref, o.attempts,
        r.message_id AS ref_message_id
 FROM outbox o
 LEFT JOIN message_refs r ON r.bot_id = o.bot_id AND r.ref = o.uses_ref
 WHERE o.bot_id = $1 AND o.status = 'pending' AND o.not_before <= now()
-  AND o.id <> ALL ($3::bigint[])
+  AND o.priority < {BACKGROUND} AND o.id <> ALL ($3::bigint[])
   AND EXISTS (SELECT 1 FROM leases l WHERE l.name = $4 AND l.owner = $5 AND l.expires_at > now())
 ORDER BY o.priority, o.id
 LIMIT $2
 """
+# Claim the next background rows, at most $2, while the lease ($3, $4) is ours. Rows a
+# withdrawal holds are skipped; a claimed row is never withdrawn (the DELETE rechecks
+# taken_at after waiting for our lock).
+CLAIM_BACKGROUND = f"""
+WITH taken AS (
+    UPDATE outbox o SET taken_at = clock_timestamp()
+    WHERE o.id IN (
+        SELECT id FROM outbox
+        WHERE bot_id = $1 AND status = 'pending' AND priority >= {BACKGROUND}
+          AND taken_at IS NULL AND not_before <= now()
+          AND EXISTS (SELECT 1 FROM leases l
+                      WHERE l.name = $3 AND l.owner = $4 AND l.expires_at > now())
+        ORDER BY priority, id
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED)
+    RETURNING o.id, o.chat_id, o.method, o.params, o.ref, o.uses_ref, o.attempts
+)
+SELECT * FROM taken ORDER BY id
+"""
+# Background rows claimed before and never finished: their sender stopped (or lost its lease)
+# between the claim and the record. Run by a new holder of the lease before it claims anything.
+ABANDONED = f"""
+UPDATE outbox SET status = 'failed', error = '{UNKNOWN}', sent_at = clock_timestamp()
+WHERE bot_id = $1 AND status = 'pending' AND taken_at IS NOT NULL AND priority >= {BACKGROUND}
+  AND EXISTS (SELECT 1 FROM leases l WHERE l.name = $2 AND l.owner = $3 AND l.expires_at > now())
+"""
+# Claimed rows this sender never tried (it is stopping): back to the queue for the next one.
+RELEASE = "UPDATE outbox SET taken_at = NULL WHERE id = ANY ($1::bigint[]) AND status = 'pending'"
 FIND_REF = "SELECT message_id FROM message_refs WHERE bot_id = $1 AND ref = $2"
 
 # A batch of completions in one statement (atomic on its own): the rows' outcomes, the message
@@ -120,6 +162,27 @@ async def fetch(
             r["uses_ref"],
             r["attempts"],
             r["ref_message_id"],
+        )
+        for r in rows
+    ]
+
+
+async def claim_background(
+    pool: asyncpg.Pool, bot_id: int, limit: int, lease: tuple[str, str]
+) -> list[OutboxRow]:
+    """Claim up to `limit` due background rows of one bot, oldest first (nothing unless the
+    lease is ours). Background rows never refer to earlier messages."""
+    rows = await pool.fetch(CLAIM_BACKGROUND, bot_id, limit, *lease)
+    return [
+        OutboxRow(
+            r["id"],
+            r["chat_id"],
+            r["method"],
+            r["params"],
+            r["ref"],
+            r["uses_ref"],
+            r["attempts"],
+            None,
         )
         for r in rows
     ]

@@ -54,18 +54,20 @@ class RateLimiter:
         self._paused_until = float("-inf")
         self._latest = float("-inf")
 
-    def reserve(self, chat_id: ChatKey, now: float | None = None) -> float:
+    def reserve(self, chat_id: ChatKey, now: float | None = None, *, headroom: int = 0) -> float:
         """Record a send to ``chat_id`` and return 0.0 if allowed now, else the seconds to wait.
 
         When a wait is returned nothing is recorded: the caller sleeps that long and asks again.
         The wait is exact: the time until the pause ends or the oldest send that blocks (bot-wide
-        or for this chat) leaves the window, whichever is later.
+        or for this chat) leaves the window, whichever is later. With ``headroom`` the send
+        leaves that many of the bot's slots free (background work yielding to replies).
         """
         now = self._now(now)
         self._prune(now)
         wait = self._paused_until - now
-        if len(self._bot_log) >= self.per_bot:
-            wait = max(wait, self.window_s - (now - self._bot_log[0]))
+        limit = max(1, self.per_bot - headroom)
+        if len(self._bot_log) >= limit:
+            wait = max(wait, self.window_s - (now - self._bot_log[len(self._bot_log) - limit]))
         chat_log = self._chat_logs.get(chat_id)
         if chat_log is not None:
             while chat_log and now - chat_log[0] >= self.window_s:
@@ -97,6 +99,14 @@ class RateLimiter:
         if seconds < 0:
             raise ValueError("seconds must not be negative")
         self._paused_until = max(self._paused_until, self._now(now) + seconds)
+
+    def room(self, headroom: int = 0, now: float | None = None) -> int:
+        """How many sends to distinct fresh chats the bot may make now, leaving ``headroom``."""
+        now = self._now(now)
+        self._prune(now)
+        if self._paused_until > now:
+            return 0
+        return max(0, self.per_bot - headroom - len(self._bot_log))
 
     def paused_for(self, now: float | None = None) -> float:
         """Seconds left in the current pause, 0.0 when not paused."""

@@ -4,6 +4,10 @@ Exactly one sender runs per bot (it holds the bot's `send:` lease), so the rate 
 its memory. Telegram's answers decide each row: 429 pauses the whole bot, 401 stops it, 403
 fails the row and marks the person blocked, "message is not modified" counts as done, other
 400s fail the row, 5xx and network errors retry that chat with backoff.
+
+Background rows (broadcasts) take a separate path: claimed in the database a few at a time,
+just before they are sent, paced to what the bot's limit leaves free after the replies, and
+never sent twice (a claimed row a stopped sender left behind is recorded as unknown).
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ REFS_KEPT = 50_000
 # Ids finished and recorded lately: a hand-over and an outbox read that both bring one row, in
 # either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
+# Background sending: claim rows every tick for the tick's share of the free rate (smooth, so
+# replies find free slots), keep one slot of the bot's limit free for replies, and at most this
+# many background calls in flight. Paid broadcasts (allow_paid_broadcast) have their own limit.
+BG_TICK_S = 0.2
+BG_HEADROOM = 1
+BG_IN_FLIGHT = 64
+PAID_PER_S = 1000
 
 
 @dataclass(slots=True)
@@ -85,6 +96,10 @@ class Sender(BotJob):
         self._lost: asyncio.Event | None = None
         self._done_lately: OrderedDict[int, None] = OrderedDict()
         self.handed = 0
+        self.paid_limiter = RateLimiter(PAID_PER_S, limiter.per_chat, limiter.window_s)
+        self._bg_tasks: set[asyncio.Task[None]] = set()
+        self._bg_unsent: set[int] = set()  # claimed, not yet handed to Telegram
+        self._bg_slots = asyncio.Semaphore(BG_IN_FLIGHT)
 
     def offer(self, rows: list[OutboxRow], before: list[int]) -> bool:
         """Take rows a worker of this process just committed, without reading the outbox.
@@ -127,6 +142,7 @@ class Sender(BotJob):
         except TelegramError as exc:
             log.warning("bot %s: getMe failed at sender start: %s", self.bot.info.id, exc)
         workers = [asyncio.create_task(self._chat_worker()) for _ in range(self.concurrency)]
+        workers.append(asyncio.create_task(self._background()))
         flusher = asyncio.create_task(self._flusher())
         key = f"outbox:{self.bot.info.id}"
         try:
@@ -142,6 +158,7 @@ class Sender(BotJob):
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            await self._stop_background()
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
@@ -229,6 +246,99 @@ class Sender(BotJob):
             result.tries = self._tries.pop(row.id, 0) + 1
             self._batch.outcomes.append(result)
         return None
+
+    async def _background(self) -> None:
+        """Claim and send background rows, a tick's share of the free rate at a time."""
+        bot_id = self.bot.info.id
+        loop = asyncio.get_running_loop()
+        while not self._stopping.is_set():
+            try:
+                await self.pool.execute(outbox.ABANDONED, bot_id, *self.lease)
+                break
+            except DB_ERRORS as exc:
+                log.warning("bot %s: cannot settle abandoned background rows: %s", bot_id, exc)
+                await asyncio.sleep(1.0)
+        per_tick = max(1, round((self.limiter.per_bot - BG_HEADROOM) * BG_TICK_S))
+        paid = False
+        while not self._stopping.is_set():
+            started = loop.time()
+            limiter = self.paid_limiter if paid else self.limiter
+            quota = min(
+                limiter.room(0 if paid else BG_HEADROOM),
+                round(PAID_PER_S * BG_TICK_S) if paid else per_tick,
+                BG_IN_FLIGHT - len(self._bg_tasks),
+            )
+            rows: list[OutboxRow] = []
+            if quota > 0:
+                try:
+                    rows = await outbox.claim_background(self.pool, bot_id, quota, self.lease)
+                except DB_ERRORS as exc:
+                    log.warning("bot %s: claiming background rows failed: %s", bot_id, exc)
+            for row in rows:
+                paid = bool(row.params.get("allow_paid_broadcast"))
+                self._bg_unsent.add(row.id)
+                task = asyncio.create_task(self._send_background(row, paid))
+                self._bg_tasks.add(task)
+                task.add_done_callback(self._bg_tasks.discard)
+            if quota > 0 and len(rows) < quota:
+                # Nothing more is due: sleep until a feature queues some (or a poll).
+                await self.notifier.wait(outbox.background_key(bot_id), 1.0)
+                continue
+            await asyncio.sleep(max(0.0, BG_TICK_S - (loop.time() - started)))
+
+    async def _send_background(self, row: OutboxRow, paid: bool) -> None:
+        limiter = self.paid_limiter if paid else self.limiter
+        headroom = 0 if paid else BG_HEADROOM
+        tries = 0
+        async with self._bg_slots:
+            while True:
+                wait = limiter.reserve(row.chat_id, headroom=headroom)
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+                if self._stopping.is_set():
+                    return  # given back by _stop_background
+                self._bg_unsent.discard(row.id)
+                result = await self._send(row)
+                if isinstance(result, _Throttled):
+                    limiter.pause(result.retry_after)
+                    self._batch.throttled += 1
+                    self._bg_unsent.add(row.id)
+                    continue
+                if isinstance(result, _Refused):
+                    # Not sent: Telegram refused the token. Back to the queue for later.
+                    self._bg_unsent.add(row.id)
+                    if not self._stopping.is_set():
+                        self._stopping.set()
+                        await self.on_refused(self.bot.info.id)
+                    return
+                if isinstance(result, _Retry):
+                    tries += 1
+                    if row.attempts + tries < self.max_attempts:
+                        self._bg_unsent.add(row.id)
+                        await asyncio.sleep(result.delay * 2.0 ** (tries - 1))
+                        continue
+                    result = Outcome(row.id, "failed", "gave up after repeated network errors")
+                result.tries = tries + 1
+                self._batch.outcomes.append(result)
+                return
+
+    async def _stop_background(self) -> None:
+        """Let background calls in flight finish; give back the claimed rows never tried."""
+        waiting = [t for t in self._bg_tasks if not t.done()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=2.0)
+        for task in list(self._bg_tasks):
+            task.cancel()
+        await asyncio.gather(*self._bg_tasks, return_exceptions=True)
+        unsent, self._bg_unsent = list(self._bg_unsent), set()
+        if unsent:
+            try:
+                await self.pool.execute(outbox.RELEASE, unsent)
+            except DB_ERRORS as exc:
+                log.warning(
+                    "bot %s: cannot give back %d rows: %s", self.bot.info.id, len(unsent), exc
+                )
 
     async def _resolve(self, ref: str, known: int | None) -> int | None:
         if ref in self._refs:

@@ -100,10 +100,20 @@ class SimulatorClient:
         return result
 
     async def create_users(
-        self, count: int, first_name: str = "Visitor", language_code: str | None = None
+        self,
+        count: int,
+        first_name: str = "Visitor",
+        language_code: str | None = None,
+        started: BotRef | None = None,
     ) -> list[int]:
-        """Many people at once (load tests); returns their ids."""
-        body = {"count": count, "first_name": first_name, "language_code": language_code}
+        """Many people at once (load tests); returns their ids. With `started`, each already
+        has a chat with that bot, as if they had started it earlier."""
+        body = {
+            "count": count,
+            "first_name": first_name,
+            "language_code": language_code,
+            "bot": started,
+        }
         result: list[int] = await self._call("users/bulk", body)
         return result
 

@@ -99,15 +99,19 @@ MAX_BULK = 100_000
 
 
 async def create_users(sim: Simulator, body: Body) -> Any:
-    """Create ``count`` people at once (load tests): returns their ids."""
+    """Create ``count`` people at once (load tests): returns their ids. With ``bot``, each has
+    a private chat with that bot already (they started it earlier, without an update now)."""
     count = int(body.get("count", 0))
     if not 0 < count <= MAX_BULK:
         raise ValueError(f"count must be between 1 and {MAX_BULK}")
     prefix = str(body.get("first_name") or "Visitor")
     language = body.get("language_code")
-    return [
-        sim.world.create_user(f"{prefix} {n + 1}", None, None, language).id for n in range(count)
-    ]
+    bot = _bot(sim, body) if body.get("bot") is not None else None
+    made = [sim.world.create_user(f"{prefix} {n + 1}", None, None, language) for n in range(count)]
+    if bot is not None:
+        for account in made:
+            sim.world.dialog(bot, account)
+    return [account.id for account in made]
 
 
 async def list_users(sim: Simulator, body: Body) -> Any:

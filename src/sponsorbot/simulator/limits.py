@@ -12,17 +12,24 @@ _SWEEP_AT = 20_000
 
 
 class FloodLimiter:
-    """Per-bot and per-chat sliding one-second windows of accepted sends."""
+    """Per-bot and per-chat sliding one-second windows of accepted sends.
 
-    def __init__(self, per_bot: int = 30, per_chat: int = 5) -> None:
+    Sends with `allow_paid_broadcast` count in a window of their own, up to `paid_per_bot`: the
+    Bot API lets a bot pay (in Stars) to go past the free limit, up to 1000 messages a second.
+    """
+
+    def __init__(self, per_bot: int = 30, per_chat: int = 5, paid_per_bot: int = 1000) -> None:
         self.per_bot = per_bot
         self.per_chat = per_chat
+        self.paid_per_bot = paid_per_bot
         self._bots: dict[int, deque[float]] = {}
+        self._paid: dict[int, deque[float]] = {}
         self._chats: dict[tuple[int, int], deque[float]] = {}
 
-    def acquire(self, bot_id: int, chat_id: int, now: float) -> int:
+    def acquire(self, bot_id: int, chat_id: int, now: float, *, paid: bool = False) -> int:
         """Record a send and return 0, or return the seconds to wait (nothing recorded)."""
-        bot_window = self._bots.setdefault(bot_id, deque())
+        bot_window = (self._paid if paid else self._bots).setdefault(bot_id, deque())
+        bot_limit = self.paid_per_bot if paid else self.per_bot
         chat_window = self._chats.get((bot_id, chat_id))
         if chat_window is None:
             if len(self._chats) > _SWEEP_AT:
@@ -32,7 +39,7 @@ class FloodLimiter:
             while window and window[0] <= now - 1.0:
                 window.popleft()
         wait = 0.0
-        if len(bot_window) >= self.per_bot:
+        if len(bot_window) >= bot_limit:
             wait = bot_window[0] + 1.0 - now
         if len(chat_window) >= self.per_chat:
             wait = max(wait, chat_window[0] + 1.0 - now)
@@ -50,6 +57,7 @@ class FloodLimiter:
     def clear(self) -> None:
         """Forget all windows."""
         self._bots.clear()
+        self._paid.clear()
         self._chats.clear()
 
 

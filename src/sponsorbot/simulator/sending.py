@@ -94,9 +94,12 @@ def reply_markup(p: Params) -> dict[str, Any] | None:
     return {"inline_keyboard": rows}
 
 
-def _accept(sim: Simulator, bot: Bot, store: MessageStore, message: Message) -> dict[str, Any]:
+def _accept(
+    sim: Simulator, bot: Bot, store: MessageStore, message: Message, p: Params
+) -> dict[str, Any]:
     """Check the flood limits, then store the message and return it as the API shows it."""
-    wait = sim.limiter.acquire(bot.id, store.chat["id"], sim.world.clock())
+    paid = p.flag("allow_paid_broadcast")
+    wait = sim.limiter.acquire(bot.id, store.chat["id"], sim.world.clock(), paid=paid)
     if wait:
         raise too_many_requests(wait)
     message.message_id = store.new_id()
@@ -127,7 +130,7 @@ async def send_message(sim: Simulator, bot: Bot, p: Params) -> Any:
         raise bad_request(e.TEXT_TOO_LONG)
     message = _new_message(sim, bot, store, p)
     message.text, message.entities = text, entities
-    return _accept(sim, bot, store, message)
+    return _accept(sim, bot, store, message, p)
 
 
 def _media(sim: Simulator, p: Params, kind: str) -> list[File]:
@@ -158,7 +161,7 @@ def _sender(kind: str) -> Handler:
         message = _new_message(sim, bot, store, p)
         message.media_kind, message.files = kind, files
         message.caption, message.caption_entities = caption, entities
-        return _accept(sim, bot, store, message)
+        return _accept(sim, bot, store, message, p)
 
     send_media.__doc__ = f"send{kind.title()}: by file_id, URL or multipart upload."
     return send_media
@@ -188,7 +191,7 @@ async def copy_message(sim: Simulator, bot: Bot, p: Params) -> Any:
     _copy_content(message, source)
     if p.has("caption"):
         message.caption, message.caption_entities = formatted(p, "caption", "caption_entities")
-    return {"message_id": _accept(sim, bot, store, message)["message_id"]}
+    return {"message_id": _accept(sim, bot, store, message, p)["message_id"]}
 
 
 async def forward_message(sim: Simulator, bot: Bot, p: Params) -> Any:
@@ -211,7 +214,7 @@ async def forward_message(sim: Simulator, bot: Bot, p: Params) -> Any:
             "chat": source.chat,
             "message_id": source.message_id,
         }
-    return _accept(sim, bot, store, message)
+    return _accept(sim, bot, store, message, p)
 
 
 def _editable(sim: Simulator, bot: Bot, p: Params) -> Message:
