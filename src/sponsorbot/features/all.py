@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
-from sponsorbot.features import accounts, bots, campaigns, channels, content, gate, stats
+from sponsorbot.features import (
+    accounts,
+    bots,
+    broadcasts,
+    campaigns,
+    channels,
+    content,
+    gate,
+    stats,
+)
 from sponsorbot.features.base import Feature, Features, Options, Shared
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
@@ -27,6 +36,7 @@ FEATURES: tuple[Feature, ...] = (
     content.FEATURE,
     gate.FEATURE,
     campaigns.FEATURE,
+    broadcasts.FEATURE,
 )
 
 

@@ -32,6 +32,7 @@ class Options:
     member_ttl_s: float = 300.0
     channel_check_every_s: float = 600.0
     campaign_check_every_s: float = 1.0
+    broadcast_every_s: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from fastapi import Request
 from sponsorbot.features.accounts.api_tokens import TokenService
 from sponsorbot.features.base import Features
 from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.broadcasts.service import BroadcastService
 from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.content.service import ContentService
@@ -28,6 +29,7 @@ class Services:
     tokens: TokenService
     statistics: Statistics
     campaigns: CampaignService
+    broadcasts: BroadcastService
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -40,6 +42,7 @@ class Services:
             features.get(TokenService),
             features.get(Statistics),
             features.get(CampaignService),
+            features.get(BroadcastService),
         )
 
 

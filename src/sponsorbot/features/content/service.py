@@ -17,7 +17,7 @@ import asyncpg
 from sponsorbot.engine.calls import MEDIA_METHODS
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused, TooLarge
 from sponsorbot.features.service import OwnerService
-from sponsorbot.telegram import TelegramError
+from sponsorbot.telegram import Bot, TelegramError
 
 BASE62 = string.ascii_letters + string.digits
 CODE_LENGTH = 12
@@ -132,6 +132,48 @@ def item_of_message(message: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+async def store_file(
+    telegram: Bot,
+    storage: int | None,
+    kind: str,
+    filename: str,
+    data: bytes,
+    content_type: str,
+) -> dict[str, Any]:
+    """Post a file to the bot's storage chat; returns the item (kind, file_id) Telegram made."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise TooLarge(
+            f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB",
+            code="too_large",
+            limit=MAX_UPLOAD_BYTES,
+        )
+    if not data:
+        raise Invalid("the file is empty", code="empty_file")
+    if kind not in FILE_KINDS:
+        raise Invalid(f"an uploaded file's kind must be one of {', '.join(FILE_KINDS)}")
+    if storage is None:
+        raise Conflict(
+            "set the bot's storage_chat_id first: uploads are stored there",
+            code="no_storage_chat",
+        )
+    try:
+        message = await telegram.call(
+            MEDIA_METHODS[kind], {"chat_id": storage}, files={kind: (filename, data, content_type)}
+        )
+    except TelegramError as exc:
+        if exc.is_transient:
+            raise
+        raise Refused(
+            f"Telegram refused the upload to the storage chat: {exc.description}",
+            code="storage_refused",
+            telegram=exc.description,
+        ) from None
+    item = item_of_message(message) if isinstance(message, dict) else None
+    if item is None:
+        raise Refused("Telegram's answer to the upload holds no file", code="storage_refused")
+    return item
+
+
 class ContentService(OwnerService):
     """The owner's operations on content (the API and the panel use it)."""
 
@@ -165,39 +207,9 @@ class ContentService(OwnerService):
         new: NewContent,
     ) -> dict[str, Any]:
         """Post the file to the bot's storage chat for a file_id, then store the item."""
-        if len(data) > MAX_UPLOAD_BYTES:
-            raise TooLarge(
-                f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB",
-                code="too_large",
-                limit=MAX_UPLOAD_BYTES,
-            )
-        if not data:
-            raise Invalid("the file is empty", code="empty_file")
-        if kind not in FILE_KINDS:
-            raise Invalid(f"an uploaded file's kind must be one of {', '.join(FILE_KINDS)}")
         token = await self.bots.token(bot_id)
         storage = (await self.config.get(bot_id)).storage_chat_id
-        if storage is None:
-            raise Conflict(
-                "set the bot's storage_chat_id first: uploads are stored there",
-                code="no_storage_chat",
-            )
-        method = MEDIA_METHODS[kind]
-        try:
-            message = await self.api.bot(token).call(
-                method, {"chat_id": storage}, files={kind: (filename, data, content_type)}
-            )
-        except TelegramError as exc:
-            if exc.is_transient:
-                raise
-            raise Refused(
-                f"Telegram refused the upload to the storage chat: {exc.description}",
-                code="storage_refused",
-                telegram=exc.description,
-            ) from None
-        item = item_of_message(message) if isinstance(message, dict) else None
-        if item is None:
-            raise Refused("Telegram's answer to the upload holds no file", code="storage_refused")
+        item = await store_file(self.api.bot(token), storage, kind, filename, data, content_type)
         item.pop("caption", None)
         stored = NewContent(
             item["kind"], [item], new.created_by, new.caption, new.protect, new.auto_delete_s

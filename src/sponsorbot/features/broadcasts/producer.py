@@ -1,0 +1,90 @@
+"""The broadcasts' producer: a periodic job, once in the cluster, that starts what is due,
+chooses recipients page by page, keeps a window of them in the outbox, gathers outcomes, and
+pauses a bot's broadcasts while Telegram refuses its token (resuming when it is fixed).
+
+Everything it knows is in the database, so a successor picks up where a dead holder of its
+lease stopped: the cursor over the audience, the waiting and the queued recipients.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.features.broadcasts import queries
+from sponsorbot.features.broadcasts.service import Audience, BroadcastService
+from sponsorbot.features.errors import Conflict
+
+log = logging.getLogger(__name__)
+
+PAGE = 5000  # people looked at per statement while choosing
+# Queued at a time per broadcast: this many seconds of the bot's limit (a pause takes back
+# whatever no sender has claimed, so a deep window costs nothing there).
+WINDOW_S = 20
+MAX_WINDOW = 5000
+PAID_PER_S = 1000
+TOKEN_REFUSED = "token_refused"
+
+
+class Producer:
+    """One round per tick over every live broadcast."""
+
+    def __init__(self, broadcasts: BroadcastService, per_bot_per_s: int) -> None:
+        self.broadcasts = broadcasts
+        self.per_bot_per_s = per_bot_per_s
+
+    async def tick(self, pool: asyncpg.Pool) -> None:
+        """Move every live broadcast one step."""
+        for row in await pool.fetch(queries.LIVE):
+            try:
+                await self._step(pool, dict(row))
+            except Conflict:
+                continue  # changed by the owner meanwhile; the next tick sees the new status
+            except DB_ERRORS as exc:
+                log.warning("broadcast %s: %s", row["id"], exc)
+
+    async def _step(self, pool: asyncpg.Pool, b: dict[str, Any]) -> None:
+        bot_id, broadcast_id, status = b["bot_id"], b["id"], b["status"]
+        refused = b["bot_status"] == "token_refused"
+        if status == "paused":
+            if b["pause_reason"] == TOKEN_REFUSED and b["bot_status"] == "active":
+                await self.broadcasts.resume(bot_id, broadcast_id)
+                log.info("broadcast %s resumed: the bot's token is accepted again", broadcast_id)
+            return
+        if status == "scheduled":
+            if b["scheduled_at"] > self.broadcasts.clock() or refused:
+                return
+            audience = Audience.of_json(b["audience"])
+            await pool.execute(queries.START, bot_id, *audience.args(), broadcast_id)
+            log.info("broadcast %s started", broadcast_id)
+            b["chosen"] = False
+            b["cursor"] = 0
+        if refused:
+            await self.broadcasts.pause(bot_id, broadcast_id, TOKEN_REFUSED)
+            log.warning("broadcast %s paused: Telegram refuses the bot's token", broadcast_id)
+            return
+        if not b["chosen"]:
+            audience = Audience.of_json(b["audience"])
+            await pool.fetchval(
+                queries.CHOOSE, bot_id, *audience.args(), broadcast_id, b["cursor"] or 0, PAGE
+            )
+        harvest = await pool.fetchrow(queries.HARVEST, broadcast_id)
+        queued, waiting = harvest["queued"], harvest["waiting"]
+        chosen = await pool.fetchval("SELECT chosen FROM broadcasts WHERE id = $1", broadcast_id)
+        if chosen and not waiting and not queued:
+            if await pool.fetchval(queries.FINISH, broadcast_id):
+                log.info("broadcast %s done", broadcast_id)
+            return
+        rate = PAID_PER_S if b["paid"] else self.per_bot_per_s
+        room = min(MAX_WINDOW, math.ceil(rate * WINDOW_S)) - queued
+        if room <= 0 or not waiting:
+            return
+        async with pool.acquire() as conn, conn.transaction():
+            if not await conn.fetchval(queries.STILL_SENDING, broadcast_id):
+                return
+            await conn.execute(queries.QUEUE, broadcast_id, room, bot_id, b["method"], b["params"])
+        self.broadcasts.wake_sender(bot_id)

@@ -1,0 +1,168 @@
+"""The broadcasts' SQL: the audience, choosing recipients, queueing, outcomes, the report.
+
+The audience is chosen in pages over `people` by user id (keyset), so memory and statement
+size stay flat whatever the audience; each chosen person gets one `broadcast_recipients` row
+(unique), and only a window of them is in the outbox at a time.
+"""
+
+from __future__ import annotations
+
+from sponsorbot.engine.outbox import BACKGROUND, UNKNOWN
+
+COLUMNS = """b.id, b.bot_id, b.title, b.method, b.params, b.post, b.audience, b.paid, b.status,
+    b.pause_reason, b.scheduled_at, b.started_at, b.finished_at, b.chosen, b.estimated,
+    b.recipients, b.sent, b.blocked, b.failed, b.unknown, b.created_by, b.created_at,
+    b.updated_at,
+    (SELECT count(*) FROM broadcast_recipients r
+     WHERE r.broadcast_id = b.id AND r.status = 'queued')::int AS queued"""
+
+# The audience filters, on `people p`: $2 active within N days (NULL: any), $3 language (NULL:
+# any), $4 joined through this campaign (NULL: any), $5 passed the gate at least once.
+AUDIENCE = """
+p.bot_id = $1 AND p.blocked_at IS NULL
+AND ($2::int IS NULL OR p.last_seen >= now() - make_interval(days => $2))
+AND ($3::text IS NULL OR p.language = $3 OR ($3 = 'en' AND p.language IS NULL))
+AND ($4::bigint IS NULL OR EXISTS (
+    SELECT 1 FROM campaign_members m
+    WHERE m.campaign_id = $4 AND m.user_id = p.user_id AND m.gate_joined_at IS NOT NULL))
+AND (NOT $5::boolean OR EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id AND e.kind = 'gate_passed'))
+"""
+COUNT_AUDIENCE = f"SELECT count(*) FROM people p WHERE {AUDIENCE}"
+
+INSERT = """
+INSERT INTO broadcasts (bot_id, title, method, params, post, audience, paid, status,
+                        scheduled_at, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING id
+"""
+UPDATE_DRAFT = """
+UPDATE broadcasts SET title = $3, method = $4, params = $5, post = $6, audience = $7, paid = $8,
+                      updated_at = now()
+WHERE bot_id = $1 AND id = $2 AND status IN ('draft', 'scheduled')
+RETURNING id
+"""
+ONE = f"SELECT {COLUMNS} FROM broadcasts b WHERE b.bot_id = $1 AND b.id = $2"
+PAGE = f"""
+SELECT {COLUMNS} FROM broadcasts b
+WHERE b.bot_id = ANY ($1::bigint[]) AND ($2::text IS NULL OR b.status = $2)
+ORDER BY b.id DESC LIMIT $3 OFFSET $4
+"""
+COUNT_PAGE = """
+SELECT count(*) FROM broadcasts b
+WHERE b.bot_id = ANY ($1::bigint[]) AND ($2::text IS NULL OR b.status = $2)
+"""
+# A status change only from the states it may come from: two hands cannot both do it.
+SET_STATUS = """
+UPDATE broadcasts SET status = $3, pause_reason = $4, updated_at = now(),
+    scheduled_at = CASE WHEN $3 = 'scheduled' THEN $5 ELSE scheduled_at END,
+    finished_at = CASE WHEN $3 IN ('cancelled', 'done') THEN now() ELSE finished_at END
+WHERE bot_id = $1 AND id = $2 AND status = ANY ($6::text[])
+RETURNING id
+"""
+DELETE_DRAFT = "DELETE FROM broadcasts WHERE bot_id = $1 AND id = $2 AND status = 'draft'"
+
+# What the producer looks at: broadcasts to start, to send, or paused by a refused token.
+LIVE = """
+SELECT b.id, b.bot_id, b.method, b.params, b.audience, b.paid, b.status, b.pause_reason,
+       b.scheduled_at, b.cursor, b.chosen, bots.status AS bot_status
+FROM broadcasts b JOIN bots ON bots.id = b.bot_id
+WHERE b.status IN ('scheduled', 'sending', 'paused')
+ORDER BY b.id
+"""
+START = f"""
+UPDATE broadcasts b SET status = 'sending', started_at = now(), cursor = 0, updated_at = now(),
+    estimated = (SELECT count(*) FROM people p WHERE {AUDIENCE})
+WHERE b.id = $6 AND b.status = 'scheduled'
+RETURNING b.id
+"""
+# The next page of the audience after the cursor: recipients added (once each), cursor moved.
+CHOOSE = f"""
+WITH page AS (
+    SELECT p.user_id FROM people p
+    WHERE p.bot_id = $1 AND p.user_id > $7 ORDER BY p.user_id LIMIT $8
+), chosen AS (
+    INSERT INTO broadcast_recipients (broadcast_id, user_id)
+    SELECT $6, p.user_id FROM people p
+    WHERE p.user_id IN (SELECT user_id FROM page) AND {AUDIENCE}
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM page), cursor),
+    chosen = (SELECT count(*) FROM page) < $8,
+    recipients = recipients + (SELECT count(*) FROM chosen), updated_at = now()
+WHERE id = $6 AND status = 'sending'
+RETURNING chosen
+"""
+# Queue the next waiting recipients as background outbox rows; each gets its outbox id first,
+# so the recipient row and the outbox row are written together.
+QUEUE = f"""
+WITH next AS (
+    SELECT r.user_id, nextval(pg_get_serial_sequence('outbox', 'id')) AS outbox_id
+    FROM broadcast_recipients r
+    WHERE r.broadcast_id = $1 AND r.status = 'waiting'
+    ORDER BY r.user_id LIMIT $2
+), queued AS (
+    INSERT INTO outbox (id, bot_id, chat_id, method, params, priority)
+    OVERRIDING SYSTEM VALUE
+    SELECT n.outbox_id, $3, n.user_id, $4, $5::jsonb || jsonb_build_object('chat_id', n.user_id),
+           {BACKGROUND}
+    FROM next n
+    RETURNING 1
+)
+UPDATE broadcast_recipients r SET status = 'queued', outbox_id = n.outbox_id
+FROM next n
+WHERE r.broadcast_id = $1 AND r.user_id = n.user_id AND r.status = 'waiting'
+"""
+# Held (FOR SHARE) while queueing, so a pause (which updates the row first, then withdraws)
+# either comes before the queueing and stops it, or after and withdraws what it queued.
+STILL_SENDING = "SELECT status = 'sending' FROM broadcasts WHERE id = $1 FOR SHARE"
+LOCK = "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2 FOR UPDATE"
+# Outcomes of finished outbox rows, onto their recipients and the broadcast's counters.
+HARVEST = f"""
+WITH done AS (
+    UPDATE broadcast_recipients r
+    SET status = CASE WHEN o.status = 'sent' THEN 'sent'
+                      WHEN o.error = '{UNKNOWN}' THEN 'unknown'
+                      WHEN o.error LIKE 'Forbidden:%' THEN 'blocked'
+                      ELSE 'failed' END,
+        error = o.error, done_at = o.sent_at
+    FROM outbox o
+    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.id = r.outbox_id
+      AND o.status <> 'pending'
+    RETURNING r.status
+)
+UPDATE broadcasts SET
+    sent = sent + (SELECT count(*) FROM done WHERE status = 'sent'),
+    blocked = blocked + (SELECT count(*) FROM done WHERE status = 'blocked'),
+    failed = failed + (SELECT count(*) FROM done WHERE status = 'failed'),
+    unknown = unknown + (SELECT count(*) FROM done WHERE status = 'unknown'),
+    updated_at = CASE WHEN EXISTS (SELECT 1 FROM done) THEN now() ELSE updated_at END
+WHERE id = $1
+RETURNING (SELECT count(*) FROM broadcast_recipients q
+           WHERE q.broadcast_id = $1 AND q.status = 'queued') AS queued,
+          EXISTS (SELECT 1 FROM broadcast_recipients w
+                  WHERE w.broadcast_id = $1 AND w.status = 'waiting') AS waiting
+"""
+# Take back what no sender has claimed yet: those recipients wait again.
+WITHDRAW = """
+WITH gone AS (
+    DELETE FROM outbox o USING broadcast_recipients r
+    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.id = r.outbox_id
+      AND o.status = 'pending' AND o.taken_at IS NULL
+    RETURNING o.id
+)
+UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
+FROM gone WHERE r.broadcast_id = $1 AND r.outbox_id = gone.id
+"""
+FINISH = """
+UPDATE broadcasts SET status = 'done', finished_at = now(), updated_at = now()
+WHERE id = $1 AND status = 'sending'
+RETURNING id
+"""
+FAILURES = """
+SELECT status, COALESCE(error, '') AS error, count(*)::int AS n FROM broadcast_recipients
+WHERE broadcast_id = $1 AND status IN ('failed', 'blocked', 'unknown')
+GROUP BY status, error ORDER BY n DESC LIMIT 20
+"""

@@ -1,0 +1,307 @@
+"""Broadcasts for the owner: write a post, choose an audience, preview it, send it now or at a
+set time, pause, resume or cancel, and read the progress and the report."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import background_key
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.broadcasts import queries
+from sponsorbot.features.broadcasts.post import Post, build
+from sponsorbot.features.content.service import store_file
+from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused
+from sponsorbot.features.service import OwnerService
+from sponsorbot.telegram import BotApi, TelegramError
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("draft", "scheduled", "sending", "paused", "cancelled", "done")
+MAX_TITLE = 200
+MAX_ACTIVE_DAYS = 3650
+LANGUAGES = ("en", "fa")
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who gets a broadcast: everyone who started the bot and has not blocked it, narrowed by
+    the filters that are set."""
+
+    active_days: int | None = None
+    language: str | None = None
+    campaign_id: int | None = None
+    passed: bool = False
+
+    def args(self) -> tuple[Any, ...]:
+        """The filters as the AUDIENCE SQL's $2..$5."""
+        return (self.active_days, self.language, self.campaign_id, self.passed)
+
+    def as_json(self) -> dict[str, Any]:
+        """The audience as stored."""
+        return {
+            "active_days": self.active_days,
+            "language": self.language,
+            "campaign_id": self.campaign_id,
+            "passed": self.passed,
+        }
+
+    @classmethod
+    def of_json(cls, data: dict[str, Any]) -> Audience:
+        """A stored audience back."""
+        return cls(
+            data.get("active_days"),
+            data.get("language"),
+            data.get("campaign_id"),
+            bool(data.get("passed")),
+        )
+
+
+def check_audience(audience: Audience) -> Audience:
+    """The audience, or Invalid for a filter that cannot be used."""
+    if audience.active_days is not None and not 1 <= audience.active_days <= MAX_ACTIVE_DAYS:
+        raise Invalid(f"active within 1 to {MAX_ACTIVE_DAYS} days", code="audience")
+    if audience.language is not None and audience.language not in LANGUAGES:
+        raise Invalid(f"the language is one of {', '.join(LANGUAGES)}", code="audience")
+    return audience
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What an owner sets on a broadcast."""
+
+    title: str
+    post: Post
+    audience: Audience = Audience()
+
+
+def progress(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Figures for the progress bar: done, percent, rate per second, seconds left."""
+    done = row["sent"] + row["blocked"] + row["failed"] + row["unknown"]
+    total = row["recipients"] if row["chosen"] else max(row["estimated"], row["recipients"])
+    percent = 100.0 if row["status"] == "done" else (100.0 * done / total if total else 0.0)
+    rate = None
+    left = None
+    started = row["started_at"]
+    if started is not None and row["status"] == "sending" and done:
+        elapsed = (now - started).total_seconds()
+        if elapsed > 0:
+            rate = done / elapsed
+            left = max(0.0, (total - done) / rate)
+    return {
+        "done": done,
+        "total": total,
+        "percent": round(min(percent, 100.0), 1),
+        "rate_per_s": None if rate is None else round(rate, 2),
+        "seconds_left": None if left is None else round(left),
+    }
+
+
+class BroadcastService(OwnerService):
+    """The owner's broadcasts, over the database and the Bot API."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        api: BotApi,
+        bots: BotsService,
+        config: ConfigCache,
+        notifier: Notifier,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        super().__init__(pool, api, bots, config)
+        self.notifier = notifier
+        self.clock = clock
+
+    async def audience_count(self, bot_id: int, audience: Audience) -> int:
+        """How many people the audience holds right now."""
+        await self.bots.get(bot_id)
+        check_audience(audience)
+        count: int = await self.pool.fetchval(queries.COUNT_AUDIENCE, bot_id, *audience.args())
+        return count
+
+    def _checked(self, draft: Draft) -> tuple[str, Any]:
+        title = draft.title.strip()
+        if not title:
+            raise Invalid("the broadcast needs a title", code="broadcast_title")
+        if len(title) > MAX_TITLE:
+            raise Invalid(
+                f"the title is longer than {MAX_TITLE} characters", code="broadcast_title"
+            )
+        check_audience(draft.audience)
+        return title, build(draft.post)
+
+    async def create(self, bot_id: int, draft: Draft, created_by: str) -> dict[str, Any]:
+        """Save a draft (nothing is sent until `send`)."""
+        await self.bots.get(bot_id)
+        title, call = self._checked(draft)
+        broadcast_id: int = await self.pool.fetchval(
+            queries.INSERT,
+            bot_id,
+            title,
+            call.method,
+            call.params,
+            draft.post.as_json(),
+            draft.audience.as_json(),
+            draft.post.paid,
+            "draft",
+            None,
+            created_by,
+        )
+        return await self.get(bot_id, broadcast_id)
+
+    async def change(self, bot_id: int, broadcast_id: int, draft: Draft) -> dict[str, Any]:
+        """Change a draft or a scheduled broadcast; 409 once it has started."""
+        title, call = self._checked(draft)
+        done = await self.pool.fetchval(
+            queries.UPDATE_DRAFT,
+            bot_id,
+            broadcast_id,
+            title,
+            call.method,
+            call.params,
+            draft.post.as_json(),
+            draft.audience.as_json(),
+            draft.post.paid,
+        )
+        if done is None:
+            await self._status(bot_id, broadcast_id)
+            raise Conflict("a broadcast cannot be changed once it has started", code="started")
+        return await self.get(bot_id, broadcast_id)
+
+    async def delete(self, bot_id: int, broadcast_id: int) -> None:
+        """Delete a draft; 409 for anything else (a sent broadcast keeps its report)."""
+        done: str = await self.pool.execute(queries.DELETE_DRAFT, bot_id, broadcast_id)
+        if done.endswith(" 0"):
+            await self._status(bot_id, broadcast_id)
+            raise Conflict("only a draft can be deleted", code="not_draft")
+
+    async def get(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+        """One broadcast with its progress and, once anything failed, why."""
+        row = await self.pool.fetchrow(queries.ONE, bot_id, broadcast_id)
+        if row is None:
+            await self.bots.get(bot_id)
+            raise NotFound("no such broadcast")
+        out = self._out(row)
+        failures = []
+        if out["blocked"] or out["failed"] or out["unknown"]:
+            failures = [dict(r) for r in await self.pool.fetch(queries.FAILURES, broadcast_id)]
+        out["failures"] = failures
+        return out
+
+    def _out(self, row: asyncpg.Record) -> dict[str, Any]:
+        out = dict(row)
+        out["progress"] = progress(out, self.clock())
+        return out
+
+    async def page(
+        self, bot_ids: list[int], status: str | None, limit: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Broadcasts of these bots, newest first, and how many there are."""
+        rows = await self.pool.fetch(queries.PAGE, bot_ids, status, limit, offset)
+        total: int = await self.pool.fetchval(queries.COUNT_PAGE, bot_ids, status)
+        return [self._out(r) for r in rows], total
+
+    async def _status(self, bot_id: int, broadcast_id: int) -> str:
+        status: str | None = await self.pool.fetchval(
+            "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2", bot_id, broadcast_id
+        )
+        if status is None:
+            await self.bots.get(bot_id)
+            raise NotFound("no such broadcast")
+        return status
+
+    async def _move(
+        self,
+        bot_id: int,
+        broadcast_id: int,
+        to: str,
+        came_from: tuple[str, ...],
+        reason: str | None = None,
+        at: datetime | None = None,
+    ) -> None:
+        """Change the status from one of `came_from`, taking back unclaimed rows when sending
+        stops; 409 from any other status."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            status = await conn.fetchval(queries.LOCK, bot_id, broadcast_id)
+            if status is None:
+                await self.bots.get(bot_id)
+                raise NotFound("no such broadcast")
+            if status not in came_from:
+                raise Conflict(f"the broadcast is {status}: it cannot be {to}", code=status)
+            await conn.execute(
+                queries.SET_STATUS, bot_id, broadcast_id, to, reason, at, list(came_from)
+            )
+            if to in ("paused", "cancelled"):
+                await conn.execute(queries.WITHDRAW, broadcast_id)
+
+    async def send(
+        self, bot_id: int, broadcast_id: int, at: datetime | None = None
+    ) -> dict[str, Any]:
+        """Send a draft now, or at `at`; a scheduled one can be moved or sent now."""
+        now = self.clock()
+        if at is not None:
+            if at.tzinfo is None:
+                raise Invalid("the time needs a time zone (for example 2026-12-01T18:00:00Z)")
+            if at <= now:
+                raise Invalid("the scheduled time is in the past", code="schedule_past")
+        await self._move(bot_id, broadcast_id, "scheduled", ("draft", "scheduled"), at=at or now)
+        return await self.get(bot_id, broadcast_id)
+
+    async def pause(self, bot_id: int, broadcast_id: int, reason: str = "owner") -> dict[str, Any]:
+        """Stop sending (what a sender already claimed still goes, a second at most)."""
+        await self._move(bot_id, broadcast_id, "paused", ("sending",), reason)
+        return await self.get(bot_id, broadcast_id)
+
+    async def resume(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+        """Go on from where it stopped."""
+        await self._move(bot_id, broadcast_id, "sending", ("paused",))
+        return await self.get(bot_id, broadcast_id)
+
+    async def cancel(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+        """Stop for good: whoever has not had it yet does not get it. 409 once finished."""
+        await self._move(
+            bot_id, broadcast_id, "cancelled", ("draft", "scheduled", "sending", "paused")
+        )
+        return await self.get(bot_id, broadcast_id)
+
+    async def preview(self, bot_id: int, post: Post, telegram_id: int | None) -> None:
+        """Send the post now to one person (the member's own Telegram id)."""
+        if telegram_id is None:
+            raise Invalid(
+                "set your Telegram id in your account first: the preview is sent there",
+                code="no_telegram_id",
+            )
+        call = build(post)
+        telegram = await self._telegram(bot_id)
+        try:
+            await telegram.call(call.method, {**call.params, "chat_id": telegram_id})
+        except TelegramError as exc:
+            if exc.is_transient:
+                raise
+            raise Refused(
+                f"Telegram refused the preview: {exc.description} (start the bot from that "
+                "account first)",
+                code="preview_refused",
+                telegram=exc.description,
+            ) from None
+
+    async def upload(
+        self, bot_id: int, kind: str, filename: str, data: bytes, content_type: str
+    ) -> dict[str, str]:
+        """Store a file in the bot's storage chat; returns its kind and file_id."""
+        token = await self.bots.token(bot_id)
+        storage = (await self.config.get(bot_id)).storage_chat_id
+        item = await store_file(self.api.bot(token), storage, kind, filename, data, content_type)
+        return {"kind": item["kind"], "file_id": item["file_id"]}
+
+    def wake_sender(self, bot_id: int) -> None:
+        """Tell the bot's sender new background rows are queued."""
+        self.notifier.wake(background_key(bot_id))
