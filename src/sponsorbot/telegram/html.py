@@ -185,6 +185,7 @@ def _check_argument(tag: bytes, argument: bytes) -> None:
         len(argument) <= 20 and _EMOJI_ID.fullmatch(argument) and -(2**63) <= int(argument) < 2**63
     ):
         raise _refuse("Invalid custom emoji identifier specified")
+    # A tg-time "unix" is never refused: a bad one only makes no entity.
     if tag == b"tg-time" and not _DATE_FORMAT.fullmatch(argument):
         raise _refuse("Invalid date format used")
 
@@ -197,7 +198,7 @@ def _parse(text: str) -> tuple[str, int]:
         raise HtmlError("Bad Request: text must be encoded in UTF-8") from None
     out = bytearray()
     open_tags: list[tuple[bytes, bytes, int]] = []  # name, argument, start in out
-    first_entity = len(buf)
+    first_entity = len(buf)  # where in out the first entity begins; past its end if none
     has_surrogate = False
     i = 0
     while i < len(buf) - 1:
@@ -270,6 +271,7 @@ def check_message_text(
     if len(text.encode("utf-8", "surrogatepass")) > 1 << 15:
         raise HtmlError("Bad Request: text is too long")
     visible, first_entity = _parse(text)
+    # Not modelled: a link whose URL tdlib finds invalid makes no entity, so no stop for ltrim.
     head = visible[:first_entity].translate(_CLEAN).lstrip(" \n")
     shown = _OFFENDING.sub("\u200c", head + visible[first_entity:].translate(_CLEAN)).rstrip(" \n")
     if what == "text" and _EMPTY.fullmatch(shown):
