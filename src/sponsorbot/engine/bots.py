@@ -34,6 +34,7 @@ SET_STATUS = "UPDATE bots SET status = $2, updated_at = now() WHERE id = $1 RETU
 SET_SECRET = "UPDATE bots SET webhook_secret_hash = $2, updated_at = now() WHERE id = $1"
 SET_MODE = "UPDATE bots SET mode = $2, updated_at = now() WHERE id = $1"
 BOT_TOKEN = "SELECT token_enc, webhook_path, mode FROM bots WHERE id = $1"
+SET_TOKEN = "UPDATE bots SET token_enc = $2, token_tail = $3, updated_at = now() WHERE id = $1"
 
 BOTS_CHANGED = "bots"
 
@@ -218,6 +219,29 @@ class BotService:
         await self.pool.execute(SET_SECRET, bot_id, secret_hash(secret))
         await self._connect(bot_id, token, row["mode"], row["webhook_path"], secret)
         await self.pool.execute(SET_STATUS, bot_id, "active")
+        self._changed()
+        return await self.get(bot_id)
+
+    async def replace_token(self, bot_id: int, token: str) -> dict[str, Any]:
+        """Store a new token of the same bot (the old one was revoked in @BotFather), checked
+        live first; a bot stopped for a refused token is served again."""
+        token = token.strip()
+        try:
+            named = bot_id_of(token)
+        except TokenError as exc:
+            raise BotTokenMalformed(str(exc)) from None
+        bot = await self.get(bot_id)
+        if named != bot_id:
+            raise BotTokenRefused("this token is for another bot")
+        try:
+            await self.api.bot(token).get_me()
+        except Unauthorized:
+            raise BotTokenRefused("Telegram refused this token (401 Unauthorized)") from None
+        except TelegramError as exc:
+            raise BotTokenRefused(f"Telegram did not accept the token: {exc.description}") from None
+        await self.pool.execute(SET_TOKEN, bot_id, self.box.seal(token), tail(token))
+        if bot["status"] == "token_refused":
+            return await self.resume(bot_id)
         self._changed()
         return await self.get(bot_id)
 

@@ -88,6 +88,11 @@ class BotsService:
         with _owner_errors():
             return await self._bots.resume(bot_id)
 
+    async def replace_token(self, bot_id: int, token: str) -> dict[str, Any]:
+        """A new token for the same bot, checked live (after a revoke in @BotFather)."""
+        with _owner_errors():
+            return await self._bots.replace_token(bot_id, token)
+
     async def set_mode(self, bot_id: int, mode: str) -> dict[str, Any]:
         """Switch between webhook and long polling."""
         with _owner_errors():

@@ -95,7 +95,8 @@ def check_url(url: str) -> str:
 
 def build(post: Post) -> Call:
     """The call for this post, or Invalid with the error Telegram would give."""
-    text = post.text.strip()
+    # Sent as written: Telegram trims it itself, by rules of its own (not str.strip's).
+    text = post.text
     if post.media_kind is None and post.file_id:
         raise Invalid("say what kind of file the file_id is", code="media_kind")
     if post.media_kind is not None:
@@ -112,12 +113,11 @@ def build(post: Post) -> Call:
         else:
             method = METHODS[post.media_kind]
             params[post.media_kind] = post.file_id
-            if text:
-                check_message_text(text, limit=MAX_CAPTION, what="caption")
+            if check_message_text(text, limit=MAX_CAPTION, what="caption").text:
                 params["caption"] = text
     except HtmlError as exc:
         raise Invalid(str(exc), code="post_text", telegram=str(exc)) from None
-    if text:
+    if "text" in params or "caption" in params:
         params["parse_mode"] = "HTML"
     rows = [row for row in post.buttons if row]
     if len(rows) > MAX_ROWS:

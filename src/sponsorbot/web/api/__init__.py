@@ -1,5 +1,5 @@
 """The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
-campaigns."""
+campaigns, broadcasts."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from fastapi import APIRouter, FastAPI
 from sponsorbot.web.api import (
     routes_bot_texts,
     routes_bots,
+    routes_broadcasts,
     routes_campaigns,
     routes_channels,
     routes_content,
@@ -40,6 +41,7 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_bot_texts.router, tags=["texts and uploaders"])
     api.include_router(routes_content.router, tags=["content"])
     api.include_router(routes_campaigns.router, tags=["campaigns"])
+    api.include_router(routes_broadcasts.router, tags=["broadcasts"])
     app.include_router(api)
     install_errors(app)
     _describe_json_body(app)

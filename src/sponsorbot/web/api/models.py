@@ -42,6 +42,12 @@ class BotIn(Strict):
     mode: Mode | None = None
 
 
+class BotTokenIn(Strict):
+    """A new token for the same bot."""
+
+    token: str = Field(min_length=1, max_length=200)
+
+
 class BotPatch(Strict):
     """Change a bot: its mode, status, or storage chat (null clears it)."""
 

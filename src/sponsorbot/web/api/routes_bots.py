@@ -11,6 +11,7 @@ from sponsorbot.web.api.models import (
     BotIn,
     BotOut,
     BotPatch,
+    BotTokenIn,
     MeOut,
     Page,
     WebhookOut,
@@ -71,6 +72,17 @@ async def pause_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any
 @router.post("/bots/{bot_id}/resume", response_model=BotOut, summary="Resume a bot")
 async def resume_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any]:
     return await bot_out(features, await features.bots.resume(bot_id))
+
+
+@router.put(
+    "/bots/{bot_id}/token",
+    response_model=BotOut,
+    summary="Replace the bot's token (after a revoke in @BotFather); checked live with getMe",
+)
+async def replace_token(
+    bot_id: int, body: BotTokenIn, who: Admin, features: Service
+) -> dict[str, Any]:
+    return await bot_out(features, await features.bots.replace_token(bot_id, body.token))
 
 
 @router.delete("/bots/{bot_id}", status_code=204, summary="Remove a bot (deletes its webhook)")

@@ -1,0 +1,156 @@
+"""The owner API's broadcast bodies (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sponsorbot.features.broadcasts.post import Button, Post
+from sponsorbot.features.broadcasts.service import Audience, Draft
+from sponsorbot.web.api.models import Strict
+
+BroadcastStatus = Literal["draft", "scheduled", "sending", "paused", "cancelled", "done"]
+MediaKind = Literal["photo", "video", "document"]
+
+
+class ButtonIn(Strict):
+    """A button with a link (http, https or tg://)."""
+
+    text: str = Field(min_length=1, max_length=64)
+    url: str = Field(min_length=1, max_length=2000)
+
+
+class PostIn(Strict):
+    """The message: Telegram HTML text (the caption when there is media), optional media by
+    `file_id` (upload one first with POST .../broadcasts/media), rows of link buttons."""
+
+    text: str = Field(default="", max_length=8000)
+    media_kind: MediaKind | None = None
+    file_id: str | None = Field(default=None, max_length=300)
+    buttons: list[list[ButtonIn]] = Field(default_factory=list, max_length=10)
+    protect: bool = Field(default=False, description="protect_content: no forwarding or saving")
+    silent: bool = Field(default=False, description="disable_notification")
+    paid: bool = Field(
+        default=False,
+        description="allow_paid_broadcast: up to 1000 messages a second, paid in Telegram Stars",
+    )
+
+    def post(self) -> Post:
+        """The feature's post."""
+        rows = tuple(tuple(Button(b.text, b.url) for b in row) for row in self.buttons)
+        return Post(
+            self.text, self.media_kind, self.file_id, rows, self.protect, self.silent, self.paid
+        )
+
+
+class AudienceIn(Strict):
+    """Everyone who started the bot and has not blocked it, narrowed by the filters set."""
+
+    active_days: int | None = Field(default=None, ge=1, le=3650)
+    language: Literal["en", "fa"] | None = None
+    campaign_id: int | None = Field(default=None, description="joined through this campaign")
+    passed: bool = Field(default=False, description="passed the gate at least once")
+
+    def audience(self) -> Audience:
+        """The feature's audience."""
+        return Audience(self.active_days, self.language, self.campaign_id, self.passed)
+
+
+class BroadcastIn(Strict):
+    """A broadcast: saved as a draft, sent now, or scheduled."""
+
+    title: str = Field(min_length=1, max_length=200)
+    post: PostIn
+    audience: AudienceIn = Field(default_factory=AudienceIn)
+    send: Literal["draft", "now", "schedule"] = "draft"
+    scheduled_at: datetime | None = None
+
+    def draft(self) -> Draft:
+        """The feature's draft."""
+        return Draft(self.title, self.post.post(), self.audience.audience())
+
+
+class BroadcastPatch(Strict):
+    """Replace a draft's or a scheduled broadcast's title, post and audience."""
+
+    title: str = Field(min_length=1, max_length=200)
+    post: PostIn
+    audience: AudienceIn = Field(default_factory=AudienceIn)
+
+    def draft(self) -> Draft:
+        """The feature's draft."""
+        return Draft(self.title, self.post.post(), self.audience.audience())
+
+
+class SendIn(Strict):
+    """Send now (no time) or at a time."""
+
+    at: datetime | None = None
+
+
+class PreviewIn(Strict):
+    """A post, sent now to one Telegram user (who must have started the bot)."""
+
+    post: PostIn
+    telegram_id: int = Field(gt=0)
+
+
+class ProgressOut(BaseModel):
+    """Done of total, the rate since the start, and the time left at that rate."""
+
+    done: int
+    total: int
+    percent: float
+    rate_per_s: float | None
+    seconds_left: int | None
+
+
+class FailureOut(BaseModel):
+    """One reason recipients did not get it: `blocked` (the bot), `failed` (Telegram's
+    description) or `unknown` (a worker stopped while sending; not sent again)."""
+
+    status: str
+    error: str
+    n: int
+
+
+class BroadcastOut(BaseModel):
+    """A broadcast with its progress and report."""
+
+    id: int
+    bot_id: int
+    title: str
+    status: BroadcastStatus
+    pause_reason: str | None
+    post: dict[str, Any]
+    audience: dict[str, Any]
+    paid: bool
+    scheduled_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    estimated: int
+    recipients: int
+    queued: int
+    sent: int
+    blocked: int
+    failed: int
+    unknown: int
+    progress: ProgressOut
+    failures: list[FailureOut] = []
+    created_by: str
+    created_at: datetime
+
+
+class CountOut(BaseModel):
+    """How many people an audience holds now."""
+
+    count: int
+
+
+class MediaOut(BaseModel):
+    """An uploaded file, stored in the bot's storage chat."""
+
+    kind: MediaKind
+    file_id: str
