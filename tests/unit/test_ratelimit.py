@@ -265,3 +265,55 @@ async def test_concurrent_chat_tasks_obey_limits() -> None:
     # limiter should not be much slower than that.
     assert elapsed >= 11 * window - 0.01
     assert elapsed < 11 * window + 0.8
+
+
+def test_headroom_leaves_slots_for_replies_and_room_counts_them() -> None:
+    clock = FakeClock()
+    lim = RateLimiter(per_bot=5, per_chat=3, clock=clock)
+    assert lim.room(headroom=1) == 4
+    for chat in range(4):
+        assert lim.reserve(chat, headroom=1) == 0.0
+        clock.now += 0.1
+    assert lim.room(headroom=1) == 0
+    # Background work waits for the oldest send to leave; a reply takes the free slot now.
+    assert lim.reserve(10, headroom=1) == pytest.approx(0.6)
+    assert lim.reserve(11) == 0.0
+    assert lim.room() == 0
+    clock.now = 101.0
+    assert lim.room(headroom=1) == 0  # four sends still inside the window: 100.1 .. 100.4
+    clock.now = 101.2
+    assert lim.room(headroom=1) == 2
+    lim.pause(1.0)
+    assert lim.room() == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    per_bot=st.integers(2, 6),
+    headroom=st.integers(1, 2),
+    requests=st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 6 * 256).map(lambda k: k / 256), st.booleans()),
+        max_size=80,
+    ),
+)
+def test_property_background_sends_leave_the_headroom(
+    per_bot: int, headroom: int, requests: list[tuple[int, float, bool]]
+) -> None:
+    # Replies may fill the bot's whole window; a background send only goes while fewer than
+    # per_bot - headroom sends (of either kind) are inside it, and its wait is exact.
+    lim = RateLimiter(per_bot=per_bot, per_chat=10, window_s=WINDOW, clock=FakeClock())
+    limit = max(1, per_bot - headroom)
+    queue = [(arrival, seq, chat, bg) for seq, (chat, arrival, bg) in enumerate(requests)]
+    heapq.heapify(queue)
+    sends: list[float] = []
+    while queue:
+        now, seq, chat, bg = heapq.heappop(queue)
+        expected = _needed_wait(sends, limit if bg else per_bot, now)
+        wait = lim.reserve(chat, now=now, headroom=headroom if bg else 0)
+        assert wait == expected
+        if wait == 0.0:
+            sends.append(now)
+        else:
+            heapq.heappush(queue, (now + wait, seq, chat, bg))
+    assert len(sends) == len(requests)
+    assert _max_in_any_window(sends) <= per_bot
