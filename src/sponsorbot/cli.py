@@ -238,6 +238,17 @@ def loadtest(
             help="Without campaigns: every visitor joins the second gate channel by @username.",
         ),
     ] = False,
+    broadcast: Annotated[
+        int,
+        typer.Option(
+            "--broadcast",
+            min=0,
+            max=1_000_000,
+            metavar="N",
+            help="N made-up people per bot who started it earlier; a broadcast to them is sent "
+            "on every bot as the measured window opens, and runs on past it.",
+        ),
+    ] = 0,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.plot import PlotUnavailable
@@ -247,7 +258,18 @@ def loadtest(
 
     configure_logging("text", "WARNING")
     options = Options(
-        bots, rate, duration, warmup, rtt, workers, drain, plot, worker_slots, campaigns, joins
+        bots,
+        rate,
+        duration,
+        warmup,
+        rtt,
+        workers,
+        drain,
+        plot,
+        worker_slots,
+        campaigns,
+        joins,
+        broadcast=broadcast,
     )
     figures: dict[str, object] = {}
 
@@ -265,6 +287,8 @@ def loadtest(
         setup += ", campaigns"
     elif joins:
         setup += ", joins"
+    if broadcast:
+        setup += f", broadcast to {broadcast:,} per bot"
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)

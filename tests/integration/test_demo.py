@@ -1,5 +1,6 @@
 """`sponsorbot demo`'s campaigns: four of them, their figures consistent with the gate's
-history, the running one's links real (live visitors join through them), its report printed.
+history, the running one's links real (live visitors join through them), its report printed;
+and its broadcasts: one finished with a report, one sending for minutes.
 
 The browser test (tests/browser/test_demo.py) covers signing in and the phone; this one needs
 no browser and reads the demo's own database while it runs.
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.slow
 
 READY_WITHIN_S = 60.0
 LIVE_CREDIT_WITHIN_S = 60.0
+BROADCASTS_WITHIN_S = 60.0
 
 # A credited member who was never shown the gate of the bot credited, before their join.
 NOT_SHOWN_THE_GATE = """
@@ -143,19 +145,24 @@ def _until_ready(proc: subprocess.Popen[str], printed: list[str]) -> str:
     return "".join(printed)
 
 
-async def _campaigns(demo: Demo) -> dict[str, dict[str, Any]]:
-    """The campaigns as the owner API reads them (the backend's own figures), by status."""
+async def _read(demo: Demo, path: str) -> Any:
+    """GET from the owner API (the backend's own figures), with a token made for it."""
     row, token = await TokenService(demo.pool).create("demo test", "owner")
     try:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             aiohttp.ClientSession(headers=headers) as http,
-            http.get(f"{demo.panel}/api/v1/campaigns") as response,
+            http.get(f"{demo.panel}/api/v1{path}") as response,
         ):
             assert response.status == 200, await response.text()
-            page = await response.json()
+            return await response.json()
     finally:
         await TokenService(demo.pool).revoke(int(row["id"]))
+
+
+async def _campaigns(demo: Demo) -> dict[str, dict[str, Any]]:
+    """The campaigns as the owner API reads them, by status."""
+    page = await _read(demo, "/campaigns")
     return {c["status"]: c for c in page["items"]}
 
 
@@ -214,3 +221,49 @@ async def test_the_demo_has_four_campaigns_consistent_with_the_gate_history(demo
     async with aiohttp.ClientSession() as http, http.get(demo.report) as response:
         assert response.status == 200
         assert running["name"] in await response.text()
+
+
+async def test_the_demo_has_a_finished_broadcast_with_a_report_and_one_sending_slowly(
+    demo: Demo,
+) -> None:
+    bot_id = await demo.pool.fetchval("SELECT id FROM bots WHERE username = 'cinema_vault_bot'")
+    path = f"/bots/{bot_id}/broadcasts"
+    # The finished one is sent as the demo starts and done seconds later; the other starts
+    # a few seconds after it.
+    deadline = time.monotonic() + BROADCASTS_WITHIN_S
+    while True:
+        items = (await _read(demo, path))["items"]
+        assert len(items) == 2, items
+        by_status = {b["status"]: b for b in items}
+        if set(by_status) == {"done", "sending"} and by_status["sending"]["sent"] > 0:
+            break
+        assert time.monotonic() < deadline, items
+        await asyncio.sleep(1.0)
+
+    finished = await _read(demo, f"{path}/{by_status['done']['id']}")
+    assert finished["sent"] > 0
+    assert finished["blocked"] > 0  # they blocked the bot after it chose them
+    assert finished["failed"] == 1  # someone Telegram does not know
+    assert finished["unknown"] == 0
+    done = finished["sent"] + finished["blocked"] + finished["failed"]
+    assert done == finished["recipients"] == finished["progress"]["total"]
+    assert finished["progress"]["percent"] == 100.0
+    assert finished["finished_at"] is not None
+    reasons = {(f["status"], f["error"]): f["n"] for f in finished["failures"]}
+    assert reasons == {
+        ("blocked", "Forbidden: bot was blocked by the user"): finished["blocked"],
+        ("failed", "Bad Request: chat not found"): 1,
+    }
+
+    # Thousands of people at what the bot's limit leaves free: minutes, and it moves.
+    sending = by_status["sending"]
+    assert sending["recipients"] > 4000
+    before = sending["progress"]["done"]
+    await asyncio.sleep(3.0)
+    sending = await _read(demo, f"{path}/{sending['id']}")
+    progress = sending["progress"]
+    assert sending["status"] == "sending"
+    assert before < progress["done"] < progress["total"]
+    assert 0 < progress["percent"] < 50
+    assert progress["rate_per_s"] > 0
+    assert progress["seconds_left"] > 120

@@ -104,3 +104,40 @@ def test_joins_without_campaigns_are_made_by_username_and_credit_nothing(tmp_pat
     assert "campaigns" not in figures
     assert figures["handled_other_per_s"] > 0
     assert "campaigns: off; joins made by @username: 100;" in done.stdout
+
+
+BROADCAST_KEYS = {
+    "broadcast_sent_per_s",
+    "broadcast_duplicates",
+    "broadcast_recipients",
+    "broadcast_delivered",
+    "worker_peak_rss_mb",
+}
+
+
+def test_a_broadcast_goes_to_its_made_up_recipients_once_beside_the_visitors(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "figures.json"
+    done = _loadtest("--broadcast", "200", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) >= KEYS | BROADCAST_KEYS
+    # The visitors are answered as without a broadcast, and none of them got it.
+    assert figures["visitors"] == MEASURED_VISITORS
+    assert figures["answered"] == figures["visitors"]
+    assert (figures["duplicates"], figures["dead"], figures["open_failures"]) == (0, 0, 0)
+    assert figures["broadcast_recipients"] == 2 * 200
+    assert figures["broadcast_duplicates"] == 0
+    assert figures["broadcast_sent_per_s"] > 0
+    assert 0 < figures["broadcast_delivered"] <= figures["broadcast_recipients"]
+    # The product counts at least what the simulator accepted by the time it was asked.
+    status = figures["broadcast_status"]
+    assert sum(status["statuses"].values()) == 2
+    assert set(status["statuses"]) <= {"sending", "done"}
+    assert figures["worker_peak_rss_mb"] > 0
+    assert figures["peak_rss_mb"]["worker1"] == figures["worker_peak_rss_mb"]
+    assert "| 2 bots, api + 1 worker(s), Telegram 5 ms away, broadcast to 200 per bot |" in (
+        done.stdout
+    )
+    assert "broadcast: 400 made-up recipients;" in done.stdout

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,9 +26,9 @@ import asyncpg
 import orjson
 
 from sponsorbot.demo.setup import ProductBot
+from sponsorbot.demo.world import HISTORY_DAYS, PEOPLE_PER_DAY
 
-PEOPLE_PER_DAY = 250
-DAYS = 30
+DAYS = HISTORY_DAYS
 PERSIAN_SHARE = 0.65
 
 # Relative traffic by local hour (0 to 23): quiet before dawn, peaking at 21:00.
@@ -160,9 +161,11 @@ def bot_history(
     end: datetime,
     people: int,
     windows: tuple[Window, ...] = (),
+    ids: Iterator[int] | None = None,
 ) -> BotHistory:
     """The history of one bot between `start` and `end`, with about `people` newcomers, and
-    the campaigns whose `windows` put their channel in this bot's gate."""
+    the campaigns whose `windows` put their channel in this bot's gate. The newcomers take
+    the `ids` given (people of the simulator), then made-up ones."""
     out = BotHistory()
     codes = [c.id for c in bot.contents]
     popular = [1 / (i + 1) ** 0.8 for i in range(len(codes))]
@@ -172,7 +175,9 @@ def bot_history(
     mine = [w for w in windows if bot.sim.id in w.bot_ids and w.start < end]
     used: set[int] = set()
     for first in arrivals(rng, start, end, people):
-        user = rng.randint(100_000_000, 7_999_999_999)
+        user = next(ids, None) if ids is not None else None
+        if user is None:
+            user = rng.randint(100_000_000, 7_999_999_999)
         if user in used:
             continue
         used.add(user)
@@ -283,8 +288,11 @@ def make(
     end: datetime,
     seed: int,
     windows: tuple[Window, ...] = (),
+    newcomers: bool = False,
 ) -> list[tuple[int, BotHistory]]:
-    """Make the history of every bot for [start, end), campaigns included (nothing written)."""
+    """Make the history of every bot for [start, end), campaigns included (nothing written);
+    with `newcomers`, its people are the simulator's people of each bot (a fresh demo's: a
+    kept demo's later days bring people the simulator does not have)."""
     rng = random.Random(seed)
     days = (end - start).total_seconds() / 86_400
     made: list[tuple[int, BotHistory]] = []
@@ -292,7 +300,8 @@ def make(
         if not bot.contents:
             continue
         people = int(PEOPLE_PER_DAY * days * bot.sim.plan.share)
-        made.append((bot.sim.id, bot_history(rng, bot, start, end, people, windows)))
+        ids = iter(bot.sim.newcomers) if newcomers else None
+        made.append((bot.sim.id, bot_history(rng, bot, start, end, people, windows, ids)))
     return made
 
 

@@ -29,7 +29,7 @@ import asyncpg
 from sponsorbot.config import load_settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
-from sponsorbot.demo import campaigns, history, setup
+from sponsorbot.demo import broadcasts, campaigns, history, setup
 from sponsorbot.demo.trickle import Trickle
 from sponsorbot.demo.world import SEED, World, build
 from sponsorbot.loadtest.processes import Cluster, wait_http
@@ -116,6 +116,7 @@ class Demo:
         self.db: Database | None = None
         self.sim = SimulatorClient(self.sim_url)
         self.trickle: asyncio.Task[None] | None = None
+        self.blocking: asyncio.Task[None] | None = None
 
     async def _open_database(self) -> asyncpg.Pool:
         settings = load_settings(
@@ -186,6 +187,13 @@ class Demo:
                 if not making.done():
                     making.cancel()
                 await asyncio.gather(making, return_exceptions=True)
+            if fresh:
+                # Chosen from the people the history wrote, so only now.
+                made = await broadcasts.create(api, pool, bots, now)
+                self.blocking = asyncio.create_task(
+                    broadcasts.block_late(pool, self.sim, made), name="block-late"
+                )
+                log.info("broadcasts sent after %.1f s", time.monotonic() - began)
         finally:
             await api.close()
             await setup.revoke(pool, token_id)
@@ -243,7 +251,9 @@ class Demo:
         if now - since <= timedelta(minutes=1):
             return 0, windows
         seed = int(since.timestamp())
-        histories = await asyncio.to_thread(history.make, bots, since, now, seed, tuple(windows))
+        histories = await asyncio.to_thread(
+            history.make, bots, since, now, seed, tuple(windows), bool(planned)
+        )
         outcomes = campaigns.settle(planned, histories, now)
         loose = [] if planned else campaigns.loose(histories)
         plain = await asyncpg.connect(self.db.dsn)
@@ -263,9 +273,10 @@ class Demo:
 
     async def stop(self) -> None:
         """Stop the visitors, the product and the simulator, then leave the database."""
-        if self.trickle is not None:
-            self.trickle.cancel()
-            await asyncio.gather(self.trickle, return_exceptions=True)
+        for task in (self.trickle, self.blocking):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.sim.close()
         await asyncio.to_thread(self.cluster.stop)
         if self.db is not None:

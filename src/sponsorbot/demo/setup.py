@@ -130,10 +130,14 @@ async def connect(
 # A kept demo meets a new simulated world: queues and message ids of the old one mean nothing
 # there, and the simulator numbers its updates from the same start again, so the inbox's
 # (bot_id, update_id) key would take the new updates for duplicates. The bots wait paused until
-# the new world has them (a poll before that would get 401 and mark the token refused).
+# the new world has them (a poll before that would get 401 and mark the token refused). A
+# broadcast's recipients whose messages are dropped wait to be queued again.
 FORGET_OLD_WORLD = """
 UPDATE bots SET status = 'paused';
 DELETE FROM inbox;
+UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
+FROM outbox o
+WHERE o.id = r.outbox_id AND r.status = 'queued' AND o.status = 'pending';
 DELETE FROM outbox WHERE status = 'pending';
 DELETE FROM message_refs;
 UPDATE bots SET poll_offset = 0;

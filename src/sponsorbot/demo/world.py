@@ -14,6 +14,11 @@ from sponsorbot.simulator.client import SimulatorClient
 
 SEED = 1
 LIVE_VISITORS = 300
+# The month of history (history.py): about this many newcomers a day over all the bots. Each
+# bot's newcomers are people of the simulator who started it, so what the bot sends them later
+# (a broadcast) reaches them as it would reach real people.
+PEOPLE_PER_DAY = 250
+HISTORY_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,12 @@ class BotPlan:
     channels: tuple[ChannelPlan, ...]
     contents: tuple[tuple[str, str], ...]  # (kind, caption or text)
     share: float  # its part of the visitors
+    earlier: int = 0  # people who started it before the month of history
+
+    @property
+    def newcomers(self) -> int:
+        """The people the month of history brings to this bot."""
+        return int(PEOPLE_PER_DAY * HISTORY_DAYS * self.share)
 
 
 PLANS: tuple[BotPlan, ...] = (
@@ -64,6 +75,7 @@ PLANS: tuple[BotPlan, ...] = (
             ("video", "Director's cut, part 1"),
         ),
         0.5,
+        earlier=7000,
     ),
     BotPlan(
         "study_notes_bot",
@@ -158,6 +170,8 @@ class SimBot:
     token: str
     channels: list[SimChannel] = field(default_factory=list)
     file_ids: list[str | None] = field(default_factory=list)  # None for a text item
+    newcomers: list[int] = field(default_factory=list)  # the history's people, in order
+    earlier: list[int] = field(default_factory=list)  # who started it before the history
 
 
 @dataclass
@@ -219,4 +233,9 @@ async def build(sim: SimulatorClient) -> World:
     english = await sim.create_users(LIVE_VISITORS - len(persian), "Visitor", "en")
     visitors = [v for pair in zip(persian, english, strict=False) for v in pair]
     visitors += persian[len(english) :]
+    # Last, so the ids made before are those of earlier versions (a kept demo still matches).
+    for bot in bots:
+        bot.newcomers = await sim.create_users(bot.plan.newcomers, "Member", started=bot.id)
+        if bot.plan.earlier:
+            bot.earlier = await sim.create_users(bot.plan.earlier, "Member", started=bot.id)
     return World(int(phone["id"]), int(owner["id"]), visitors, bots, sponsors)

@@ -136,6 +136,18 @@ class CpuMeter:
         return used
 
 
+def peak_rss_mb(pid: int) -> float | None:
+    """The process's peak resident memory so far (VmHWM in /proc), in MB; None if gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)  # kB
+    return None
+
+
 def own_pid() -> int:
     """The load generator's own pid."""
     return os.getpid()

@@ -11,6 +11,8 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.engine.outbox import BACKGROUND
+
 SENDS = frozenset({"sendMessage", "sendVideo", "sendDocument", "sendPhoto", "copyMessage"})
 RECEIVED = """
 SELECT chat_key, min(extract(epoch FROM received_at))::float8 AS received
@@ -28,9 +30,12 @@ GROUP BY kind
 BACKLOG = """
 SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status IN ('pending', 'processing')
 """
-DUE_OUTBOX = """
+# Replies still to send; a broadcast's rows (background) are not waited for: a broadcast
+# runs on after the load test, as it would after any busy minute.
+DUE_OUTBOX = f"""
 SELECT count(*) FROM outbox
 WHERE bot_id = ANY ($1::bigint[]) AND status = 'pending' AND not_before <= now()
+  AND priority < {BACKGROUND}
 """
 DEAD = "SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status = 'dead'"
 # What the campaigns of these bots credited: joins through the gate (each bot's own link, by
@@ -159,6 +164,30 @@ def cpu_per_visitor(cpu: dict[str, float], visitors: int) -> dict[str, float]:
     }
 
 
+def broadcast_figures(
+    calls: list[dict[str, Any]], recipients: set[int], window: Window, total: int
+) -> dict[str, Any]:
+    """With a broadcast: messages the simulator accepted for its made-up recipients per second
+    of the window, the recipients reached (over the whole run) and those who got it more than
+    once, out of the `total` made up."""
+    per_chat: collections.Counter[int] = collections.Counter()
+    in_window = 0
+    for call in calls:
+        if call["method"] not in SENDS or not call["ok"]:
+            continue
+        chat = call.get("chat_id")
+        if chat in recipients:
+            per_chat[chat] += 1
+            if window.start <= call["ts"] < window.end:
+                in_window += 1
+    return {
+        "broadcast_recipients": total,
+        "broadcast_delivered": len(per_chat),
+        "broadcast_duplicates": sum(1 for n in per_chat.values() if n > 1),
+        "broadcast_sent_per_s": round(in_window / window.seconds, 1),
+    }
+
+
 async def campaign_figures(pool: asyncpg.Pool, bot_ids: list[int], joins: int) -> dict[str, int]:
     """With campaigns: how many ran, the joins made through their links, and what they credited."""
     row = await pool.fetchrow(CREDITED, bot_ids)
@@ -204,6 +233,22 @@ def table(setup: str, r: dict[str, Any]) -> str:
                 f"; joins made by @username: {r['joins']['made']}; other updates (the joins) "
                 f"handled: {r['handled_other_per_s']:.0f}/s"
             )
+    if "broadcast_recipients" in r:
+        status = r.get("broadcast_status") or {}
+        text += (
+            f"\nbroadcast: {r['broadcast_recipients']:,} made-up recipients; "
+            f"{r['broadcast_sent_per_s']:.1f} messages/s sent to them in the window, "
+            f"{r['broadcast_delivered']:,} reached by the end, "
+            f"{r['broadcast_duplicates']} more than once; broadcasts "
+            + ", ".join(f"{k} {v}" for k, v in sorted(status.get("statuses", {}).items()))
+        )
+    else:
+        text += "\nbroadcast: off"
+    rss = r.get("peak_rss_mb") or {}
+    if rss:
+        text += "\npeak RSS (MB): " + ", ".join(
+            f"{k} {v:.0f}" for k, v in rss.items() if v is not None
+        )
     return text
 
 

@@ -25,6 +25,7 @@ from sponsorbot.loadtest.processes import (
     CpuMeter,
     free_port,
     own_pid,
+    peak_rss_mb,
     postgres_pids,
     wait_http,
 )
@@ -33,10 +34,19 @@ from sponsorbot.loadtest.report import (
     CREDITED,
     DUE_OUTBOX,
     Window,
+    broadcast_figures,
     campaign_figures,
     measure,
 )
-from sponsorbot.loadtest.scenario import LoadBot, Opened, OwnerApi, send_visitors, set_up_bot
+from sponsorbot.loadtest.scenario import (
+    LoadBot,
+    Opened,
+    OwnerApi,
+    add_recipients,
+    send_visitors,
+    set_up_bot,
+    start_broadcast,
+)
 from sponsorbot.simulator.client import SimulatorClient
 
 log = logging.getLogger(__name__)
@@ -57,6 +67,7 @@ class Options:
     worker_slots: int | None = None
     campaigns: bool = False
     joins: bool = False  # implied by campaigns
+    broadcast: int = 0  # made-up recipients per bot, and a broadcast to them in the window
 
 
 def _environment(
@@ -132,7 +143,7 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         f"load test: {options.bots} bots, {options.rate:g}/s for {options.duration:g}s "
         f"after {options.warmup:g}s at half rate, Telegram {options.rtt_ms:g} ms away, "
         f"api + {options.workers} worker(s)"
-        f"{_joining(options)}; logs in {workdir}"
+        f"{_joining(options)}{_broadcasting(options)}; logs in {workdir}"
     )
     try:
         cluster.start(
@@ -154,78 +165,131 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         async with SimulatorClient(sim_url) as sim, _database(env) as pool:
             api = OwnerApi(f"http://127.0.0.1:{api_port}", token)
             try:
-                made = (
-                    set_up_bot(sim, api, n, options.campaigns, options.joins)
-                    for n in range(options.bots)
-                )
-                bots: list[LoadBot] = list(await asyncio.gather(*made))
+                return await _measure(options, say, cluster, sim, pool, api, pgdata, workdir)
             finally:
                 await api.close()
-            bot_ids = [b.api_id for b in bots]
-            warm_count = int(options.rate / 2 * options.warmup)
-            users = await sim.create_users(warm_count + int(options.rate * options.duration) + 1)
-            await asyncio.sleep(1.0)  # workers take their leases
-            cluster.check_alive()
-            opened = Opened()
-            say("warming up ...")
-            await send_visitors(
-                sim,
-                bots,
-                users[:warm_count],
-                options.rate / 2,
-                options.warmup,
-                opened.warmup,
-                opened,
-            )
-            groups = {m.name: [m.proc.pid] for m in cluster.members}
-            groups["postgres"] = postgres_pids(pgdata)
-            groups["loadgen"] = [own_pid()]
-            meter = CpuMeter(groups)
-            meter.start()
-            say("measuring ...")
-            window_start = time.time()
-            await send_visitors(
-                sim,
-                bots,
-                users[warm_count:],
-                options.rate,
-                options.duration,
-                opened.measured,
-                opened,
-            )
-            window_end = time.time()
-            backlog = await pool.fetchval(BACKLOG, bot_ids)
-            cpu = meter.stop()
-            await opened.joined()
-            cluster.check_alive()
-            credits_due = opened.joins if options.campaigns else 0
-            await _drain(pool, bot_ids, options.drain, credits_due)
-            calls = await _all_calls(sim)
-            window = Window(window_start, window_end, len(opened.measured) + opened.failed)
-            points: list[tuple[float, float]] = []
-            result = await measure(
-                pool, bot_ids, opened.measured, calls, window, backlog, cpu, points
-            )
-            if options.plot is not None:
-                title = (
-                    f"{options.bots} bots, {options.rate:g}/s, api + {options.workers} "
-                    f"worker(s), Telegram {options.rtt_ms:g} ms away"
-                )
-                opens = [t for _, t in opened.measured.values()]
-                draw(options.plot, title, window_start, points, opens)
-            result["open_failures"] = opened.failed
-            if options.campaigns or options.joins:
-                result["joins"] = {"made": opened.joins, "failed": opened.join_failures}
-            if options.campaigns:
-                result["campaigns"] = await campaign_figures(pool, bot_ids, opened.joins)
-                result["campaigns"]["join_failures"] = opened.join_failures
-            result["options"] = {
-                k: str(v) if isinstance(v, Path) else v for k, v in options.__dict__.items()
-            }
-            result["logs"] = str(workdir)
-            return result
     finally:
         cluster.stop()
+
+
+async def _measure(
+    options: Options,
+    say: Any,
+    cluster: Cluster,
+    sim: SimulatorClient,
+    pool: asyncpg.Pool,
+    api: OwnerApi,
+    pgdata: Path | None,
+    workdir: Path,
+) -> dict[str, Any]:
+    """Set the bots up, warm up, measure, drain and report (the cluster is running)."""
+    made = (set_up_bot(sim, api, n, options.campaigns, options.joins) for n in range(options.bots))
+    bots: list[LoadBot] = list(await asyncio.gather(*made))
+    bot_ids = [b.api_id for b in bots]
+    recipients: set[int] = set()
+    if options.broadcast:
+        say(f"adding {options.broadcast:,} made-up recipients to each bot ...")
+        for bot in bots:
+            recipients.update(await add_recipients(sim, pool, bot, options.broadcast))
+    warm_count = int(options.rate / 2 * options.warmup)
+    users = await sim.create_users(warm_count + int(options.rate * options.duration) + 1)
+    await asyncio.sleep(1.0)  # workers take their leases
+    cluster.check_alive()
+    opened = Opened()
+    say("warming up ...")
+    await send_visitors(
+        sim,
+        bots,
+        users[:warm_count],
+        options.rate / 2,
+        options.warmup,
+        opened.warmup,
+        opened,
+    )
+    groups = {m.name: [m.proc.pid] for m in cluster.members}
+    groups["postgres"] = postgres_pids(pgdata)
+    groups["loadgen"] = [own_pid()]
+    meter = CpuMeter(groups)
+    meter.start()
+    say("measuring ...")
+    window_start = time.time()
+    # The broadcasts start with the window, beside the visitors (not before them).
+    broadcasts = asyncio.create_task(_start_broadcasts(api, bots if recipients else []))
+    await send_visitors(
+        sim,
+        bots,
+        users[warm_count:],
+        options.rate,
+        options.duration,
+        opened.measured,
+        opened,
+    )
+    window_end = time.time()
+    backlog = await pool.fetchval(BACKLOG, bot_ids)
+    cpu = meter.stop()
+    broadcast_ids = await broadcasts
+    await opened.joined()
+    cluster.check_alive()
+    credits_due = opened.joins if options.campaigns else 0
+    await _drain(pool, bot_ids, options.drain, credits_due)
+    calls = await _all_calls(sim)
+    window = Window(window_start, window_end, len(opened.measured) + opened.failed)
+    points: list[tuple[float, float]] = []
+    result = await measure(pool, bot_ids, opened.measured, calls, window, backlog, cpu, points)
+    if options.plot is not None:
+        title = (
+            f"{options.bots} bots, {options.rate:g}/s, api + {options.workers} "
+            f"worker(s), Telegram {options.rtt_ms:g} ms away"
+        )
+        opens = [t for _, t in opened.measured.values()]
+        draw(options.plot, title, window_start, points, opens)
+    result["open_failures"] = opened.failed
+    if options.campaigns or options.joins:
+        result["joins"] = {"made": opened.joins, "failed": opened.join_failures}
+    if options.campaigns:
+        result["campaigns"] = await campaign_figures(pool, bot_ids, opened.joins)
+        result["campaigns"]["join_failures"] = opened.join_failures
+    if options.broadcast:
+        total = options.broadcast * len(bots)
+        result.update(broadcast_figures(calls, recipients, window, total))
+        result["broadcast_status"] = await _broadcast_status(api, bots, broadcast_ids)
+    # Peak resident memory since each process started (VmHWM), read before they stop.
+    rss = {m.name: peak_rss_mb(m.proc.pid) for m in cluster.members}
+    result["peak_rss_mb"] = rss
+    result["worker_peak_rss_mb"] = max(
+        (v for k, v in rss.items() if k.startswith("worker") and v is not None),
+        default=None,
+    )
+    result["options"] = {
+        k: str(v) if isinstance(v, Path) else v for k, v in options.__dict__.items()
+    }
+    result["logs"] = str(workdir)
+    return result
+
+
+async def _start_broadcasts(api: OwnerApi, bots: list[LoadBot]) -> list[int]:
+    """A broadcast to its made-up recipients on every bot, sent now; their ids."""
+    return list(await asyncio.gather(*(start_broadcast(api, bot) for bot in bots)))
+
+
+async def _broadcast_status(
+    api: OwnerApi, bots: list[LoadBot], broadcast_ids: list[int]
+) -> dict[str, Any]:
+    """What the product says of the broadcasts at the end: how many are in each status, and
+    its own counts of what was sent and what failed."""
+    found = await asyncio.gather(
+        *(
+            api.call("GET", f"/bots/{bot.api_id}/broadcasts/{broadcast_id}")
+            for bot, broadcast_id in zip(bots, broadcast_ids, strict=True)
+        )
+    )
+    statuses: dict[str, int] = {}
+    for b in found:
+        statuses[b["status"]] = statuses.get(b["status"], 0) + 1
+    return {
+        "statuses": statuses,
+        **{k: sum(int(b[k]) for b in found) for k in ("sent", "blocked", "failed", "unknown")},
+    }
 
 
 def _joining(options: Options) -> str:
@@ -234,6 +298,12 @@ def _joining(options: Options) -> str:
     if options.joins:
         return ", every visitor joining the second gate channel by its @username"
     return ""
+
+
+def _broadcasting(options: Options) -> str:
+    if not options.broadcast:
+        return ""
+    return f", a broadcast to {options.broadcast:,} made-up recipients per bot from the window on"
 
 
 async def _drain(pool: asyncpg.Pool, bot_ids: list[int], seconds: float, joins: int = 0) -> None:

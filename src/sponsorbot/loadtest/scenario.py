@@ -8,10 +8,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import asyncpg
 
 from sponsorbot.simulator.client import SimulatorClient
 
 TICK_S = 0.01
+# With --broadcast: made-up recipients are created in chunks of the simulator's bulk limit.
+BULK = 100_000
+# The recipients' language, and the broadcast's audience filter: the visitors have none, so
+# the broadcast reaches the made-up recipients alone and no visitor gets a message that would
+# be taken for their answer (or a duplicate of it).
+RECIPIENTS_LANGUAGE = "fa"
+PEOPLE = """
+INSERT INTO people (bot_id, user_id, language)
+SELECT $1, u, $3 FROM unnest($2::bigint[]) AS u
+"""
 # With joins, a visitor joins the second gate channel this long after opening the content
 # link, as someone reading the gate message would; by then the /start that makes the bot know
 # them is handled (and the person's updates are handled in order anyway).
@@ -61,7 +72,7 @@ class OwnerApi:
         self.base = base.rstrip("/") + "/api/v1"
         self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"})
 
-    async def call(self, method: str, path: str, body: dict[str, Any]) -> Any:
+    async def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """One request; a non-2xx answer is a SetupError naming the step."""
         async with self.http.request(method, self.base + path, json=body) as response:
             data = await response.json(content_type=None)
@@ -121,6 +132,56 @@ async def set_up_bot(
         link = str(made_campaign["links"][0]["invite_link"])
     chat = f"@{channels[1]['username']}" if joins and not campaign else None
     return LoadBot(made["id"], made["username"], bot["id"], content["code"], link, chat)
+
+
+async def add_recipients(
+    sim: SimulatorClient, pool: asyncpg.Pool, bot: LoadBot, count: int
+) -> list[int]:
+    """`count` made-up people who started the bot earlier: a chat with it in the simulator and
+    a row in `people`, as the bot's audience of long standing; their ids."""
+    users: list[int] = []
+    while len(users) < count:
+        chunk = await sim.create_users(
+            min(BULK, count - len(users)),
+            "Subscriber",
+            RECIPIENTS_LANGUAGE,
+            started=bot.username,
+        )
+        await pool.execute(PEOPLE, bot.api_id, chunk, RECIPIENTS_LANGUAGE)
+        users.extend(chunk)
+    return users
+
+
+BROADCAST_POST: dict[str, Any] = {
+    "text": "<b>Load test news</b>: a new episode is out.",
+    "media_kind": None,
+    "file_id": None,
+    "buttons": [],
+    "protect": False,
+    "silent": False,
+    "paid": False,
+}
+
+
+async def start_broadcast(api: OwnerApi, bot: LoadBot) -> int:
+    """Create a broadcast to the bot's made-up recipients and send it now; its id."""
+    made = await api.call(
+        "POST",
+        f"/bots/{bot.api_id}/broadcasts",
+        {
+            "title": "Load test broadcast",
+            "post": BROADCAST_POST,
+            "audience": {
+                "active_days": None,
+                "language": RECIPIENTS_LANGUAGE,
+                "campaign_id": None,
+                "passed": False,
+            },
+            "send": "now",
+            "scheduled_at": None,
+        },
+    )
+    return int(made["id"])
 
 
 async def send_visitors(
