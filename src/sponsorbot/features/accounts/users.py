@@ -293,6 +293,17 @@ async def set_language(pool: asyncpg.Pool, user_id: int, language: str) -> None:
     await pool.execute("UPDATE users SET language = $2 WHERE id = $1", user_id, language)
 
 
+async def telegram_id(pool: asyncpg.Pool, user_id: int) -> int | None:
+    """The member's own Telegram user id, where previews of posts are sent (None: not set)."""
+    value: int | None = await pool.fetchval("SELECT telegram_id FROM users WHERE id = $1", user_id)
+    return value
+
+
+async def set_telegram_id(pool: asyncpg.Pool, user_id: int, telegram_id: int | None) -> None:
+    """Store the member's Telegram user id (None clears it); the caller checks it is one."""
+    await pool.execute("UPDATE users SET telegram_id = $2 WHERE id = $1", user_id, telegram_id)
+
+
 async def set_role(pool: asyncpg.Pool, user_id: int, role: str) -> None:
     """The member's role (the caller checks who may hand it out)."""
     await pool.execute("UPDATE users SET role = $2 WHERE id = $1", user_id, role)

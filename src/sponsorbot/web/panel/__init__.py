@@ -14,6 +14,7 @@ from sponsorbot.features.accounts import users as accounts
 from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
 from sponsorbot.web.panel.routes_bots import router as bots_router
+from sponsorbot.web.panel.routes_broadcasts import router as broadcasts_router
 from sponsorbot.web.panel.routes_campaigns import router as campaigns_router
 from sponsorbot.web.panel.routes_content import router as content_router
 from sponsorbot.web.panel.routes_dashboard import router as dashboard_router
@@ -57,6 +58,7 @@ def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = N
     app.include_router(bot_settings_router)
     app.include_router(tokens_router)
     app.include_router(campaigns_router)
+    app.include_router(broadcasts_router)
     app.include_router(report_router)
 
     @app.exception_handler(SignInRequired)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -33,6 +34,7 @@ from sponsorbot.web.panel.web import (
 )
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
+TELEGRAM_ID = re.compile(r"\d{1,16}")
 
 ROLE_HELP = {
     "admin": N_("Everything but the team"),
@@ -52,6 +54,7 @@ KIND_LABELS = {
     "signout.everywhere": N_("Signed out everywhere"),
     "account.two_step_on": N_("Two-step sign-in turned on"),
     "account.two_step_off": N_("Two-step sign-in turned off"),
+    "account.telegram_id_changed": N_("Telegram id changed"),
     "team.owner_created": N_("Owner created at setup"),
     "team.invited": N_("Invitation created"),
     "team.invitation_revoked": N_("Invitation withdrawn"),
@@ -244,10 +247,52 @@ def _without_before(request: Request) -> str:
 # -- account -----------------------------------------------------------------------------------
 
 
+async def _account_page(
+    request: Request,
+    viewer: Viewer,
+    codes: list[str] | None = None,
+    errors: dict[str, str] | None = None,
+    typed: str | None = None,
+    status: int = 200,
+) -> Response:
+    stored = await accounts.telegram_id(panel_of(request).pool, viewer.user.id)
+    context = {
+        "codes": codes,
+        "errors": errors or {},
+        "telegram_id": typed if typed is not None else (stored or ""),
+        "telegram_id_set": stored is not None,
+    }
+    return render(request, viewer, "account.html", context, status)
+
+
 @router.get("/account")
 async def account_page(request: Request, viewer: Account) -> Response:
-    """One's own account: two-step sign-in and sign-out everywhere."""
-    return render(request, viewer, "account.html", {"codes": None})
+    """One's own account: Telegram id, two-step sign-in and sign-out everywhere."""
+    return await _account_page(request, viewer)
+
+
+@router.post("/account/telegram")
+async def account_telegram(request: Request, viewer: Account) -> Response:
+    """Set (or, left empty, clear) the member's own Telegram id, where previews are sent."""
+    panel = panel_of(request)
+    typed = str((await request.form()).get("telegram_id", "")).strip()
+    # Any decimal digits (Persian ones too); Telegram's user ids have at most 52 bits.
+    if typed and not (TELEGRAM_ID.fullmatch(typed) and 0 < int(typed) < 2**52):
+        error = _("Your Telegram id is a positive whole number, like 123456789; or leave it empty.")
+        return await _account_page(request, viewer, None, {"telegram_id": error}, typed, 422)
+    new = int(typed) if typed else None
+    old = await accounts.telegram_id(panel.pool, viewer.user.id)
+    if new != old:
+        await accounts.set_telegram_id(panel.pool, viewer.user.id, new)
+        await audit(
+            request,
+            viewer,
+            "account.telegram_id_changed",
+            viewer.user.email,
+            before={"telegram_id": old},
+            after={"telegram_id": new},
+        )
+    return redirect(request, "/account")
 
 
 @router.get("/account/two-step")
@@ -278,7 +323,7 @@ async def two_step_enable(request: Request, viewer: Account) -> Response:
     codes = recovery_codes()
     await accounts.enable_two_step(panel.pool, viewer.user.id, secret, [digest(c) for c in codes])
     await record(panel.pool, now, actor_of(request, viewer), "account.two_step_on")
-    return render(request, viewer, "account.html", {"codes": codes})
+    return await _account_page(request, viewer, codes)
 
 
 @router.post("/account/two-step/off")

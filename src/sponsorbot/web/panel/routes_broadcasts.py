@@ -1,0 +1,639 @@
+"""Broadcasts in the panel: the list over every bot, the compose and edit form (an upload, a
+preview to the member's own Telegram, send now or at a set time, a live audience count), the
+detail page whose progress refreshes itself, pause / resume / cancel, and each broadcast's own
+entries of the audit log."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Annotated, Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+import asyncpg
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import Response
+from starlette.datastructures import FormData, UploadFile
+
+from sponsorbot.features.accounts import users as accounts
+from sponsorbot.features.accounts.audit import AuditFilter, entries
+from sponsorbot.features.broadcasts.post import MEDIA_KINDS, Button, Post, check_url
+from sponsorbot.features.broadcasts.service import (
+    LANGUAGES,
+    MAX_ACTIVE_DAYS,
+    STATUSES,
+    Audience,
+    Draft,
+)
+from sponsorbot.features.content.service import kind_of
+from sponsorbot.features.errors import FeatureError, Invalid, NotFound
+from sponsorbot.telegram.html import HtmlError, parse_html
+from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.errors import REFUSED, describe, megabytes, status_of
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
+from sponsorbot.web.uploads import read_file
+
+router = APIRouter(include_in_schema=False, tags=["panel"])
+PAGE = 25
+CAMPAIGNS = 200  # campaigns offered as an audience filter, newest first
+# An id PostgreSQL's bigint can hold: a longer one in the address bar is a 422, not a DB error.
+Id = Annotated[int, Path(ge=1, lt=2**63)]
+EDITABLE = ("draft", "scheduled")
+# While a broadcast is in one of these, its progress may still move: the page keeps asking.
+LIVE = ("scheduled", "sending", "paused")
+
+STATUS_NAMES = {
+    "draft": N_("Draft"),
+    "scheduled": N_("Scheduled"),
+    "sending": N_("Sending"),
+    "paused": N_("Paused"),
+    "cancelled": N_("Cancelled"),
+    "done": N_("Finished"),
+}
+MEDIA_NAMES = {"photo": N_("Photo"), "video": N_("Video"), "document": N_("Document")}
+LANGUAGE_NAMES = {"en": N_("English"), "fa": N_("Persian")}
+KIND_LABELS = {
+    "broadcast.create": N_("Broadcast created"),
+    "broadcast.change": N_("Broadcast changed"),
+    "broadcast.send": N_("Set to send now"),
+    "broadcast.schedule": N_("Broadcast scheduled"),
+    "broadcast.pause": N_("Broadcast paused"),
+    "broadcast.resume": N_("Broadcast resumed"),
+    "broadcast.cancel": N_("Broadcast cancelled"),
+    "broadcast.delete": N_("Draft deleted"),
+}
+# Which form field a refusal is shown beside; anything else goes above the form.
+FIELD_OF = {
+    "broadcast_title": "title",
+    "post_text": "text",
+    "media_kind": "media_kind",
+    "file_id": "file_id",
+    "audience": "active_days",
+    "schedule_past": "scheduled_at",
+    **dict.fromkeys(("buttons", "button_url"), "buttons"),
+    **dict.fromkeys(("no_telegram_id", "preview_refused"), "preview"),
+    **dict.fromkeys(("too_large", "empty_file", "no_storage_chat", "storage_refused"), "file"),
+}
+# The translatable names and the status groups the broadcast templates use.
+NAMES = {
+    "status_names": STATUS_NAMES,
+    "media_names": MEDIA_NAMES,
+    "language_names": LANGUAGE_NAMES,
+    "kind_labels": KIND_LABELS,
+    "editable": EDITABLE,
+    "live": LIVE,
+}
+
+
+def explain(exc: BaseException) -> str:
+    """A broadcast's refusal in the viewer's language; Telegram's own words stay as it sent
+    them (filled in after translation, so its byte offsets keep their Latin digits)."""
+    if not isinstance(exc, FeatureError):
+        return describe(exc)
+    code = exc.code or ""
+    telegram = str(exc.details.get("telegram") or exc.message)
+    if code == "post_text":
+        return _("Telegram refuses this text: %(error)s") % {"error": telegram}
+    if code == "preview_refused":
+        text = _("Telegram refused the preview (%(error)s). Start the bot from your account first.")
+        return text % {"error": telegram}
+    if code in STATUS_NAMES:  # a change the broadcast's status does not allow
+        return _(
+            "The broadcast is %(status)s: it cannot do that now.", status=_(STATUS_NAMES[code])
+        )
+    texts = {
+        "broadcast_title": _("Give the broadcast a title of 1 to 200 characters."),
+        "media_kind": _("Say whether the file is a photo, a video or a document."),
+        "file_id": _("Give the media's Telegram file_id, or upload a file."),
+        "buttons": _("Up to 10 rows of up to 8 buttons, each with a text of 1 to 64 characters."),
+        "audience": _("Active within 1 to 3650 days; the language is English or Persian."),
+        "schedule_past": _("The scheduled time is in the past: choose a later one."),
+        "no_telegram_id": _(
+            "Set your Telegram id in your account first: the preview is sent there."
+        ),
+        "started": _("A broadcast cannot be changed once it has started."),
+        "not_draft": _("Only a draft can be deleted."),
+    }
+    return texts.get(code) or describe(exc)
+
+
+def _field_errors(exc: Exception) -> dict[str, str]:
+    if isinstance(exc, NotFound):
+        return {"bot_id": _("Choose a bot from the list.")}  # removed meanwhile
+    code = exc.code if isinstance(exc, FeatureError) else None
+    return {FIELD_OF.get(code or "", "form"): explain(exc)}
+
+
+def _zone(viewer: Viewer) -> str:
+    return str(viewer.workspace.get("time_zone") or "UTC")
+
+
+def _is_id(raw: str) -> bool:
+    """An id as a form sends it (and small enough for a bigint)."""
+    return raw.isdigit() and len(raw) <= 18
+
+
+def _text(form: Mapping[str, Any], key: str) -> str:
+    # NUL is the one character PostgreSQL's text refuses; nobody means to type it. A textarea
+    # sends CRLF line ends: the post keeps the plain newlines Telegram shows.
+    value = form.get(key, "")
+    return value.replace("\x00", "").replace("\r\n", "\n") if isinstance(value, str) else ""
+
+
+# -- the form ------------------------------------------------------------------------------------
+
+
+def read_buttons(raw: str, errors: dict[str, str]) -> tuple[tuple[Button, ...], ...]:
+    """Rows of buttons typed one row a line, each `Text | https://link`, several in a row
+    joined by `;;`; an error under "buttons" for one that is not written so."""
+    rows = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        row = []
+        for cell in line.split(";;"):
+            label, bar, url = cell.rpartition("|")
+            if not bar or not label.strip() or not url.strip():
+                errors["buttons"] = _("Write each button as Text | https://link.")
+                return ()
+            try:
+                check_url(url)  # the service's own rule, asked here to name the button
+            except Invalid:
+                text = _("The link of the button “%(text)s” is not a full address like https://…")
+                errors["buttons"] = text % {"text": label.strip()}
+                return ()
+            row.append(Button(label.strip(), url.strip()))
+        rows.append(tuple(row))
+    return tuple(rows)
+
+
+def buttons_text(rows: list[list[dict[str, str]]]) -> str:
+    """Stored buttons as the form's textarea writes them."""
+    return "\n".join(" ;; ".join(f"{b['text']} | {b['url']}" for b in row) for row in rows)
+
+
+def read_audience(values: Mapping[str, Any], errors: dict[str, str]) -> Audience:
+    """The audience filters of the form (or of the count's query); the service checks the
+    ranges."""
+    days = _text(values, "active_days").strip()
+    if days and not (days.isdigit() and len(days) <= 9):
+        errors["active_days"] = _(
+            "A whole number of days, 1 to %(n)s, or empty for anyone.", n=MAX_ACTIVE_DAYS
+        )
+    campaign = _text(values, "campaign_id")
+    return Audience(
+        active_days=int(days) if days.isdigit() and len(days) <= 9 else None,
+        language=_text(values, "language") or None,
+        campaign_id=int(campaign) if _is_id(campaign) else None,
+        passed=values.get("passed") == "on",
+    )
+
+
+def _moment(raw: str, zone: str, errors: dict[str, str]) -> datetime | None:
+    """A date and time typed in the workspace's zone; None when empty."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+        if not value.tzinfo:
+            value = value.replace(tzinfo=ZoneInfo(zone))
+        value.astimezone(ZoneInfo("UTC"))  # years at the ends of the calendar overflow here
+    except (ValueError, OverflowError):
+        errors["scheduled_at"] = _("Enter a date and time like 2026-12-31 18:00.")
+        return None
+    return value
+
+
+def _local_input(moment: datetime | None, zone: str) -> str:
+    """A moment as a datetime-local field shows it, in the workspace's zone."""
+    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M") if moment else ""
+
+
+def read_form(form: FormData, zone: str) -> tuple[Draft, datetime | None, dict[str, str]]:
+    """The draft a form describes, when to send it, and the errors of fields that are not
+    even well formed."""
+    errors: dict[str, str] = {}
+    post = Post(
+        text=_text(form, "text"),
+        media_kind=_text(form, "media_kind").strip() or None,
+        file_id=_text(form, "file_id").strip() or None,
+        buttons=read_buttons(_text(form, "buttons"), errors),
+        protect=form.get("protect") == "on",
+        silent=form.get("silent") == "on",
+        paid=form.get("paid") == "on",
+    )
+    draft = Draft(_text(form, "title"), post, read_audience(form, errors))
+    return draft, _moment(_text(form, "scheduled_at"), zone, errors), errors
+
+
+def _values(form: FormData | None, broadcast: dict[str, Any] | None, zone: str) -> dict[str, Any]:
+    """What the form fields show: what was typed, else the broadcast, else the defaults."""
+    if form is not None:
+        return {k: v for k, v in form.items() if isinstance(v, str) and k != "csrf"}
+    if broadcast is None:
+        return {}
+    post, audience = broadcast["post"], broadcast["audience"]
+    return {
+        "bot_id": str(broadcast["bot_id"]),
+        "title": broadcast["title"],
+        "text": post["text"],
+        "media_kind": post["media_kind"] or "",
+        "file_id": post["file_id"] or "",
+        "buttons": buttons_text(post["buttons"]),
+        **{k: "on" for k in ("protect", "silent", "paid") if post[k]},
+        "active_days": audience["active_days"] or "",
+        "language": audience["language"] or "",
+        "campaign_id": str(audience["campaign_id"] or ""),
+        **({"passed": "on"} if audience["passed"] else {}),
+        "scheduled_at": _local_input(broadcast["scheduled_at"], zone)
+        if broadcast["status"] == "scheduled"
+        else "",
+    }
+
+
+async def _form_page(
+    request: Request,
+    viewer: Viewer,
+    values: dict[str, Any],
+    errors: dict[str, str],
+    broadcast: dict[str, Any] | None = None,
+    status: int = 200,
+    notice: str = "",
+) -> Response:
+    features = services_of(request)
+    panel = panel_of(request)
+    campaigns, _total = await features.campaigns.page(CAMPAIGNS, 0)
+    context = {
+        "broadcast": broadcast,
+        "values": values,
+        "errors": errors,
+        "notice": notice,
+        "bots": await features.bots.all(),
+        "campaigns": campaigns,
+        "media_kinds": MEDIA_KINDS,
+        "languages": LANGUAGES,
+        "max_active_days": MAX_ACTIVE_DAYS,
+        "telegram_id": await accounts.telegram_id(panel.pool, viewer.user.id),
+        "upload_limit_mb": megabytes(panel.config.upload_limit),
+        **NAMES,
+    }
+    return render(request, viewer, "broadcast_form.html", context, status)
+
+
+async def _upload(
+    request: Request, bot_id: int, form: FormData, post: Post, values: dict[str, Any]
+) -> Post:
+    """The post with a file chosen in the form stored in Telegram first; its file_id then
+    stands in the form, so a second press does not upload it again."""
+    file = form.get("file")
+    if not isinstance(file, UploadFile) or not file.filename:
+        return post
+    content_type = file.content_type or "application/octet-stream"
+    kind = post.media_kind if post.media_kind in MEDIA_KINDS else kind_of(content_type)
+    data = await read_file(file, panel_of(request).config.upload_limit)
+    media = await services_of(request).broadcasts.upload(
+        bot_id, kind, file.filename, data, content_type
+    )
+    values.update(media_kind=media["kind"], file_id=media["file_id"])
+    return dataclasses.replace(post, media_kind=media["kind"], file_id=media["file_id"])
+
+
+def _audited(broadcast: dict[str, Any]) -> dict[str, Any]:
+    """What the audit log keeps of a broadcast's settings (plain JSON values)."""
+    return {k: broadcast[k] for k in ("title", "post", "audience")}
+
+
+async def _submit(request: Request, viewer: Viewer, broadcast: dict[str, Any] | None) -> Response:
+    """Save, preview, send or schedule what the form holds; a refusal is shown beside its
+    field, with everything typed kept."""
+    form = await request.form()
+    try:
+        return await _submit_form(request, viewer, form, broadcast)
+    finally:
+        await form.close()  # an uploaded file's temporary copy
+
+
+async def _submit_form(
+    request: Request, viewer: Viewer, form: FormData, broadcast: dict[str, Any] | None
+) -> Response:
+    zone = _zone(viewer)
+    action = _text(form, "action") or "draft"
+    values = _values(form, None, zone)
+    draft, at, errors = read_form(form, zone)
+    raw_bot = _text(form, "bot_id")
+    bot_id = int(broadcast["bot_id"]) if broadcast else int(raw_bot) if _is_id(raw_bot) else 0
+    if not bot_id:
+        errors["bot_id"] = _("Choose a bot from the list.")
+    if action == "schedule" and at is None:
+        errors.setdefault("scheduled_at", _("Choose when to send it."))
+    if errors:
+        return await _form_page(request, viewer, values, errors, broadcast, 422)
+    service = services_of(request).broadcasts
+    try:
+        post = await _upload(request, bot_id, form, draft.post, values)
+        draft = dataclasses.replace(draft, post=post)
+        if action == "preview":
+            member = await accounts.telegram_id(panel_of(request).pool, viewer.user.id)
+            await service.preview(bot_id, post, member)
+            notice = _("The preview was sent to your Telegram.")
+            return await _form_page(request, viewer, values, {}, broadcast, notice=notice)
+        if broadcast is None:
+            saved = await service.create(bot_id, draft, f"panel:{viewer.user.id}")
+        else:
+            saved = await service.change(bot_id, broadcast["id"], draft)
+    except REFUSED as exc:
+        if isinstance(exc, NotFound) and broadcast is not None:
+            raise
+        status = 422 if isinstance(exc, NotFound) else status_of(exc)  # a bot removed meanwhile
+        return await _form_page(request, viewer, values, _field_errors(exc), broadcast, status)
+    if action not in ("send", "schedule"):
+        await _audit_saved(request, viewer, broadcast, saved)
+        return redirect(request, f"/broadcasts/{bot_id}/{saved['id']}")
+    try:
+        sent = await service.send(bot_id, saved["id"], at if action == "schedule" else None)
+    except REFUSED as exc:
+        if broadcast is None:
+            await service.delete(bot_id, saved["id"])  # nothing half-made is left behind
+        else:
+            await _audit_saved(request, viewer, broadcast, saved)
+        return await _form_page(
+            request,
+            viewer,
+            values,
+            _field_errors(exc),
+            saved if broadcast else None,
+            status_of(exc),
+        )
+    await _audit_saved(request, viewer, broadcast, saved)
+    moment = {"at": sent["scheduled_at"].isoformat()} if action == "schedule" else {}
+    await audit(
+        request,
+        viewer,
+        f"broadcast.{action}",
+        f"broadcast:{saved['id']}",
+        before={"status": saved["status"]},
+        after={"status": sent["status"], **moment},
+    )
+    return redirect(request, f"/broadcasts/{bot_id}/{saved['id']}")
+
+
+async def _audit_saved(
+    request: Request, viewer: Viewer, before: dict[str, Any] | None, after: dict[str, Any]
+) -> None:
+    """A new broadcast's settings, or what a change changed, in the audit log."""
+    target = f"broadcast:{after['id']}"
+    new = _audited(after)
+    if before is None:
+        await audit(
+            request, viewer, "broadcast.create", target, after={"bot": after["bot_id"], **new}
+        )
+        return
+    old = _audited(before)
+    changed = [k for k in old if old[k] != new[k]]
+    if changed:
+        await audit(
+            request,
+            viewer,
+            "broadcast.change",
+            target,
+            before={k: old[k] for k in changed},
+            after={k: new[k] for k in changed},
+        )
+
+
+# -- pages ---------------------------------------------------------------------------------------
+
+
+@router.get("/broadcasts")
+async def broadcasts_page(request: Request, viewer: View) -> Response:
+    """Every bot's broadcasts, newest first, filtered by bot and status."""
+    features = services_of(request)
+    bots = await features.bots.all()
+    usernames = {int(b["id"]): str(b["username"]) for b in bots}
+    q = request.query_params
+    bot = int(q["bot"]) if _is_id(q.get("bot", "")) and int(q["bot"]) in usernames else None
+    status = q.get("status") if q.get("status") in STATUSES else None
+    page = q.get("page", "1")
+    number = max(int(page), 1) if page.isdigit() and len(page) < 6 else 1
+    rows, total = await features.broadcasts.page(
+        [bot] if bot else list(usernames), status, PAGE, (number - 1) * PAGE
+    )
+    for row in rows:
+        row["username"] = usernames.get(int(row["bot_id"]), "")
+    pages = max((total + PAGE - 1) // PAGE, 1)
+    filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
+
+    def page_url(n: int) -> str:
+        return "?" + urlencode({**filters, "page": n})
+
+    context = {
+        "broadcasts": rows,
+        "bots": bots,
+        "bot": bot,
+        "status": status,
+        "statuses": STATUSES,
+        "total": total,
+        "filtered": bool(filters),
+        "newer": page_url(number - 1) if number > 1 else None,
+        "older": page_url(number + 1) if number < pages else None,
+        **NAMES,
+    }
+    return render(request, viewer, "broadcasts.html", context)
+
+
+@router.get("/broadcasts/new")
+async def broadcast_new(request: Request, viewer: Edit) -> Response:
+    """The form for a new broadcast (?bot= chooses the bot)."""
+    wanted = request.query_params.get("bot", "")
+    return await _form_page(request, viewer, {"bot_id": wanted} if _is_id(wanted) else {}, {})
+
+
+@router.post("/broadcasts")
+async def broadcast_create(request: Request, viewer: Edit) -> Response:
+    """Save a new broadcast as a draft, preview it, send it now or schedule it."""
+    return await _submit(request, viewer, None)
+
+
+@router.get("/broadcasts/audience")
+async def broadcast_audience(request: Request, viewer: Edit) -> Response:
+    """How many people the audience chosen in the form holds now: a fragment the form asks
+    for with htmx whenever a filter changes (a browser opening it is sent to the form)."""
+    if not request.headers.get("HX-Request"):
+        return redirect(request, "/broadcasts/new")
+    q = request.query_params
+    errors: dict[str, str] = {}
+    audience = read_audience(q, errors)
+    count, problem = None, next(iter(errors.values()), "")
+    if not _is_id(q.get("bot_id", "")):
+        problem = _("Choose a bot to count its audience.")
+    elif not problem:
+        try:
+            count = await services_of(request).broadcasts.audience_count(int(q["bot_id"]), audience)
+        except REFUSED as exc:
+            problem = next(iter(_field_errors(exc).values()))
+    context = {"count": count, "problem": problem}
+    return render(request, viewer, "_broadcast_audience.html", context)
+
+
+async def _history(pool: asyncpg.Pool, broadcast_id: int) -> list[dict[str, Any]]:
+    """The audit entries of one broadcast, newest first. The log filters by kind, not by
+    target, so this walks back through broadcast entries to the one that created it."""
+    target, found, before = f"broadcast:{broadcast_id}", [], None
+    for _step in range(10):
+        rows = await entries(pool, AuditFilter(kind="broadcast", before_id=before), limit=200)
+        found += [r for r in rows if r["target"] == target]
+        if len(rows) < 200 or any(r["kind"] == "broadcast.create" for r in found):
+            break
+        before = rows[-1]["id"]
+    return found
+
+
+def _shown(post: dict[str, Any]) -> dict[str, Any]:
+    """The post as a recipient sees it: the text without its markup, and the buttons."""
+    try:
+        text = parse_html(post["text"]).text.strip()
+    except HtmlError:
+        text = post["text"]  # checked when saved; shown as typed should the rules change
+    return {**post, "shown": text}
+
+
+async def _detail_page(
+    request: Request,
+    viewer: Viewer,
+    bot_id: int,
+    broadcast_id: int,
+    error: str = "",
+    status: int = 200,
+) -> Response:
+    features = services_of(request)
+    broadcast = await features.broadcasts.get(bot_id, broadcast_id)
+    campaign = None
+    if broadcast["audience"].get("campaign_id"):
+        try:
+            campaign = await features.campaigns.get(int(broadcast["audience"]["campaign_id"]))
+        except NotFound:
+            campaign = None  # deleted since; the filter still names its id
+    context = {
+        "b": broadcast,
+        "bot": await features.bots.get(bot_id),
+        "post": _shown(broadcast["post"]),
+        "campaign": campaign,
+        "history": await _history(panel_of(request).pool, broadcast_id),
+        "error": error,
+        **NAMES,
+    }
+    return render(request, viewer, "broadcast.html", context, status)
+
+
+@router.get("/broadcasts/{bot_id}/{broadcast_id}")
+async def broadcast_page(request: Request, bot_id: Id, broadcast_id: Id, viewer: View) -> Response:
+    """One broadcast: the post, its audience, live progress, the report and its history."""
+    return await _detail_page(request, viewer, bot_id, broadcast_id)
+
+
+@router.get("/broadcasts/{bot_id}/{broadcast_id}/progress")
+async def broadcast_progress(
+    request: Request, bot_id: Id, broadcast_id: Id, viewer: View
+) -> Response:
+    """The status, progress and report part of the detail page, which htmx asks for every
+    2 s while the broadcast is live (a browser opening it is sent to the page itself)."""
+    if not request.headers.get("HX-Request"):
+        return redirect(request, f"/broadcasts/{bot_id}/{broadcast_id}")
+    broadcast = await services_of(request).broadcasts.get(bot_id, broadcast_id)
+    context = {"b": broadcast, **NAMES}
+    return render(request, viewer, "_broadcast_live.html", context)
+
+
+@router.get("/broadcasts/{bot_id}/{broadcast_id}/edit")
+async def broadcast_edit(request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit) -> Response:
+    """The form to change a draft or a scheduled broadcast."""
+    broadcast = await services_of(request).broadcasts.get(bot_id, broadcast_id)
+    if broadcast["status"] not in EDITABLE:
+        error = _("A broadcast cannot be changed once it has started.")
+        return await _detail_page(request, viewer, bot_id, broadcast_id, error, 409)
+    values = _values(None, broadcast, _zone(viewer))
+    return await _form_page(request, viewer, values, {}, broadcast)
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/edit")
+async def broadcast_change(
+    request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit
+) -> Response:
+    """Save the changes, preview, send now or schedule."""
+    broadcast = await services_of(request).broadcasts.get(bot_id, broadcast_id)
+    return await _submit(request, viewer, broadcast)
+
+
+async def _act(
+    request: Request, viewer: Viewer, bot_id: int, broadcast_id: int, action: str
+) -> Response:
+    """Send now, pause, resume, cancel or delete; audited. A status that does not allow it
+    shows the detail page with the reason (409)."""
+    service = services_of(request).broadcasts
+    acts: dict[str, Callable[[int, int], Awaitable[dict[str, Any]]]] = {
+        "send": service.send,
+        "pause": service.pause,
+        "resume": service.resume,
+        "cancel": service.cancel,
+    }
+    before = await service.get(bot_id, broadcast_id)
+    target = f"broadcast:{broadcast_id}"
+    try:
+        if action == "delete":
+            await service.delete(bot_id, broadcast_id)
+        else:
+            after = await acts[action](bot_id, broadcast_id)
+    except REFUSED as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return await _detail_page(
+            request, viewer, bot_id, broadcast_id, explain(exc), status_of(exc)
+        )
+    if action == "delete":
+        await audit(request, viewer, "broadcast.delete", target, before=_audited(before))
+        return redirect(request, "/broadcasts")
+    change = ({"status": before["status"]}, {"status": after["status"]})
+    await audit(request, viewer, f"broadcast.{action}", target, *change)
+    return redirect(request, f"/broadcasts/{bot_id}/{broadcast_id}")
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/send")
+async def broadcast_send(request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit) -> Response:
+    """Send a draft or a scheduled broadcast now."""
+    return await _act(request, viewer, bot_id, broadcast_id, "send")
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/pause")
+async def broadcast_pause(request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit) -> Response:
+    """Stop sending for now; whoever has not had it yet waits."""
+    return await _act(request, viewer, bot_id, broadcast_id, "pause")
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/resume")
+async def broadcast_resume(
+    request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit
+) -> Response:
+    """Go on sending from where it stopped."""
+    return await _act(request, viewer, bot_id, broadcast_id, "resume")
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/cancel")
+async def broadcast_cancel(
+    request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit
+) -> Response:
+    """Stop for good: whoever has not had it yet does not get it."""
+    return await _act(request, viewer, bot_id, broadcast_id, "cancel")
+
+
+@router.post("/broadcasts/{bot_id}/{broadcast_id}/delete")
+async def broadcast_delete(
+    request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit
+) -> Response:
+    """Delete a draft (a broadcast that was sent keeps its report)."""
+    return await _act(request, viewer, bot_id, broadcast_id, "delete")
