@@ -57,3 +57,6 @@ CREATE INDEX events_passed ON events (bot_id, user_id) WHERE kind = 'gate_passed
 
 -- The member's own Telegram id, for previews.
 ALTER TABLE users ADD COLUMN telegram_id bigint;
+
+-- A broadcast's (or any object's) own history in the audit log.
+CREATE INDEX audit_log_target ON audit_log (target, id DESC) WHERE target IS NOT NULL;

@@ -87,6 +87,7 @@ class AuditFilter:
     since: datetime | None = None
     until: datetime | None = None
     before_id: int | None = None
+    target: str | None = None
 
 
 PAGE = 50
@@ -103,6 +104,7 @@ async def entries(pool: asyncpg.Pool, f: AuditFilter, limit: int = PAGE) -> list
           AND ($3::timestamptz IS NULL OR at >= $3)
           AND ($4::timestamptz IS NULL OR at < $4)
           AND ($5::bigint IS NULL OR id < $5)
+          AND ($7::text IS NULL OR target = $7)
         ORDER BY id DESC
         LIMIT $6
         """,
@@ -112,6 +114,7 @@ async def entries(pool: asyncpg.Pool, f: AuditFilter, limit: int = PAGE) -> list
         f.until,
         f.before_id,
         limit,
+        f.target,
     )
     return [dict(r) for r in rows]
 

@@ -57,7 +57,7 @@ STATUS_NAMES = {
 }
 MEDIA_NAMES = {"photo": N_("Photo"), "video": N_("Video"), "document": N_("Document")}
 LANGUAGE_NAMES = {"en": N_("English"), "fa": N_("Persian")}
-KIND_LABELS = {
+BROADCAST_KIND_LABELS = {
     "broadcast.create": N_("Broadcast created"),
     "broadcast.change": N_("Broadcast changed"),
     "broadcast.send": N_("Set to send now"),
@@ -84,7 +84,7 @@ NAMES = {
     "status_names": STATUS_NAMES,
     "media_names": MEDIA_NAMES,
     "language_names": LANGUAGE_NAMES,
-    "kind_labels": KIND_LABELS,
+    "kind_labels": BROADCAST_KIND_LABELS,
     "editable": EDITABLE,
     "live": LIVE,
 }
@@ -482,16 +482,8 @@ async def broadcast_audience(request: Request, viewer: Edit) -> Response:
 
 
 async def _history(pool: asyncpg.Pool, broadcast_id: int) -> list[dict[str, Any]]:
-    """The audit entries of one broadcast, newest first. The log filters by kind, not by
-    target, so this walks back through broadcast entries to the one that created it."""
-    target, found, before = f"broadcast:{broadcast_id}", [], None
-    for _step in range(10):
-        rows = await entries(pool, AuditFilter(kind="broadcast", before_id=before), limit=200)
-        found += [r for r in rows if r["target"] == target]
-        if len(rows) < 200 or any(r["kind"] == "broadcast.create" for r in found):
-            break
-        before = rows[-1]["id"]
-    return found
+    """The audit entries of one broadcast, newest first."""
+    return await entries(pool, AuditFilter(target=f"broadcast:{broadcast_id}"), limit=200)
 
 
 def _shown(post: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from sponsorbot.features.accounts.security import (
 from sponsorbot.web.panel.deps import Account, Audit, Team
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_broadcasts import BROADCAST_KIND_LABELS
 from sponsorbot.web.panel.web import (
     ROLE_NAMES,
     Viewer,
@@ -84,6 +85,7 @@ KIND_LABELS = {
     "campaign.ended": N_("Campaign ended"),
     "campaign.report_rotated": N_("Report link replaced"),
     "campaign.report_revoked": N_("Report link withdrawn"),
+    **BROADCAST_KIND_LABELS,
 }
 
 
