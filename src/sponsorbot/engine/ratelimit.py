@@ -64,6 +64,26 @@ class RateLimiter:
         """
         now = self._now(now)
         self._prune(now)
+        wait = self._wait(chat_id, now, headroom)
+        if wait > 0:
+            return wait
+        self._bot_log.append(now)
+        chat_log = self._chat_logs.get(chat_id)
+        if chat_log is None:
+            chat_log = self._chat_logs[chat_id] = deque()
+        else:
+            self._chat_logs.move_to_end(chat_id)
+        chat_log.append(now)
+        self._latest = now
+        return 0.0
+
+    def wait(self, chat_id: ChatKey, now: float | None = None, *, headroom: int = 0) -> float:
+        """What `reserve` would answer now, without recording anything."""
+        now = self._now(now)
+        self._prune(now)
+        return self._wait(chat_id, now, headroom)
+
+    def _wait(self, chat_id: ChatKey, now: float, headroom: int) -> float:
         wait = self._paused_until - now
         limit = max(1, self.per_bot - headroom)
         if len(self._bot_log) >= limit:
@@ -74,21 +94,12 @@ class RateLimiter:
                 chat_log.popleft()
             if len(chat_log) >= self.per_chat:
                 wait = max(wait, self.window_s - (now - chat_log[0]))
-        if wait > 0:
-            return wait
-        self._bot_log.append(now)
-        if chat_log is None:
-            chat_log = self._chat_logs[chat_id] = deque()
-        else:
-            self._chat_logs.move_to_end(chat_id)
-        chat_log.append(now)
-        self._latest = now
-        return 0.0
+        return wait
 
-    async def acquire(self, chat_id: ChatKey) -> None:
+    async def acquire(self, chat_id: ChatKey, *, headroom: int = 0) -> None:
         """Wait until a send to ``chat_id`` is allowed, and record it."""
         while True:
-            wait = self.reserve(chat_id)
+            wait = self.reserve(chat_id, headroom=headroom)
             if wait <= 0:
                 return
             # The wait is exact, so this is a timed sleep rather than polling.

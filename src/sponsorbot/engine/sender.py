@@ -45,10 +45,11 @@ REFS_KEPT = 50_000
 # Ids finished and recorded lately: a hand-over and an outbox read that both bring one row, in
 # either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
-# Background sending: claim rows every tick for the tick's share of the free rate (smooth, so
-# replies find free slots), keep one slot of the bot's limit free for replies, and at most this
-# many background calls in flight. Paid broadcasts (allow_paid_broadcast) have their own limit.
-BG_TICK_S = 0.2
+# Background sending: rows are claimed a few at a time (a fifth of a second's worth, so a pause
+# takes back all but those), sent as the limiter frees slots, leaving one slot of the bot's limit
+# for replies, and paced over fifths of a second so that a start or a pause's end is no burst
+# that would make replies wait. Paid broadcasts (allow_paid_broadcast) have their own limit.
+BG_SLICE_S = 0.2
 BG_HEADROOM = 1
 BG_IN_FLIGHT = 64
 PAID_PER_S = 1000
@@ -97,6 +98,10 @@ class Sender(BotJob):
         self._done_lately: OrderedDict[int, None] = OrderedDict()
         self.handed = 0
         self.paid_limiter = RateLimiter(PAID_PER_S, limiter.per_chat, limiter.window_s)
+        self._paces = {
+            paid: RateLimiter(max(1, round(rate * BG_SLICE_S)), PAID_PER_S, BG_SLICE_S)
+            for paid, rate in ((False, limiter.per_bot - BG_HEADROOM), (True, PAID_PER_S))
+        }
         self._bg_tasks: set[asyncio.Task[None]] = set()
         self._bg_unsent: set[int] = set()  # claimed, not yet handed to Telegram
         self._bg_slots = asyncio.Semaphore(BG_IN_FLIGHT)
@@ -248,9 +253,8 @@ class Sender(BotJob):
         return None
 
     async def _background(self) -> None:
-        """Claim and send background rows, a tick's share of the free rate at a time."""
+        """Claim background rows a few at a time and send each as soon as a slot is free."""
         bot_id = self.bot.info.id
-        loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
             try:
                 await self.pool.execute(outbox.ABANDONED, bot_id, *self.lease)
@@ -258,44 +262,51 @@ class Sender(BotJob):
             except DB_ERRORS as exc:
                 log.warning("bot %s: cannot settle abandoned background rows: %s", bot_id, exc)
                 await asyncio.sleep(1.0)
-        per_tick = max(1, round((self.limiter.per_bot - BG_HEADROOM) * BG_TICK_S))
-        paid = False
+        claimed: deque[OutboxRow] = deque()
+        more = True
         while not self._stopping.is_set():
-            started = loop.time()
-            limiter = self.paid_limiter if paid else self.limiter
-            quota = min(
-                limiter.room(0 if paid else BG_HEADROOM),
-                round(PAID_PER_S * BG_TICK_S) if paid else per_tick,
-                BG_IN_FLIGHT - len(self._bg_tasks),
-            )
-            rows: list[OutboxRow] = []
-            if quota > 0:
-                try:
-                    rows = await outbox.claim_background(self.pool, bot_id, quota, self.lease)
-                except DB_ERRORS as exc:
-                    log.warning("bot %s: claiming background rows failed: %s", bot_id, exc)
-            for row in rows:
-                paid = bool(row.params.get("allow_paid_broadcast"))
-                self._bg_unsent.add(row.id)
-                task = asyncio.create_task(self._send_background(row, paid))
-                self._bg_tasks.add(task)
-                task.add_done_callback(self._bg_tasks.discard)
-            if quota > 0 and len(rows) < quota:
-                # Nothing more is due: sleep until a feature queues some (or a poll).
+            paid = bool(claimed and claimed[0].params.get("allow_paid_broadcast"))
+            batch = self._paces[paid].per_bot
+            if more and len(claimed) <= batch // 2 and len(self._bg_tasks) < BG_IN_FLIGHT:
+                more = await self._claim(claimed, batch - len(claimed))
+            if not claimed:
+                # Nothing due: sleep until a feature queues some (or a poll).
                 await self.notifier.wait(outbox.background_key(bot_id), 1.0)
+                more = True
                 continue
-            await asyncio.sleep(max(0.0, BG_TICK_S - (loop.time() - started)))
+            row = claimed[0]
+            paid = bool(row.params.get("allow_paid_broadcast"))
+            limiter, pace = (self.paid_limiter if paid else self.limiter), self._paces[paid]
+            headroom = 0 if paid else BG_HEADROOM
+            wait = max(limiter.wait(row.chat_id, headroom=headroom), pace.wait(0))
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            limiter.reserve(row.chat_id, headroom=headroom)
+            pace.reserve(0)
+            claimed.popleft()
+            task = asyncio.create_task(self._send_background(row, limiter, headroom))
+            self._bg_tasks.add(task)
+            task.add_done_callback(self._bg_tasks.discard)
 
-    async def _send_background(self, row: OutboxRow, paid: bool) -> None:
-        limiter = self.paid_limiter if paid else self.limiter
-        headroom = 0 if paid else BG_HEADROOM
+    async def _claim(self, claimed: deque[OutboxRow], limit: int) -> bool:
+        """Claim up to `limit` more rows; whether there may be more."""
+        try:
+            rows = await outbox.claim_background(self.pool, self.bot.info.id, limit, self.lease)
+        except DB_ERRORS as exc:
+            log.warning("bot %s: claiming background rows failed: %s", self.bot.info.id, exc)
+            await asyncio.sleep(1.0)
+            return True
+        for row in rows:
+            self._bg_unsent.add(row.id)
+            claimed.append(row)
+        return len(rows) == limit
+
+    async def _send_background(self, row: OutboxRow, limiter: RateLimiter, headroom: int) -> None:
+        """Send one claimed row (its slot reserved); a 429 or a network error tries again."""
         tries = 0
         async with self._bg_slots:
             while True:
-                wait = limiter.reserve(row.chat_id, headroom=headroom)
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                    continue
                 if self._stopping.is_set():
                     return  # given back by _stop_background
                 self._bg_unsent.discard(row.id)
@@ -303,25 +314,27 @@ class Sender(BotJob):
                 if isinstance(result, _Throttled):
                     limiter.pause(result.retry_after)
                     self._batch.throttled += 1
-                    self._bg_unsent.add(row.id)
-                    continue
-                if isinstance(result, _Refused):
+                elif isinstance(result, _Refused):
                     # Not sent: Telegram refused the token. Back to the queue for later.
                     self._bg_unsent.add(row.id)
                     if not self._stopping.is_set():
                         self._stopping.set()
                         await self.on_refused(self.bot.info.id)
                     return
-                if isinstance(result, _Retry):
+                elif isinstance(result, _Retry):
                     tries += 1
-                    if row.attempts + tries < self.max_attempts:
-                        self._bg_unsent.add(row.id)
-                        await asyncio.sleep(result.delay * 2.0 ** (tries - 1))
-                        continue
-                    result = Outcome(row.id, "failed", "gave up after repeated network errors")
-                result.tries = tries + 1
-                self._batch.outcomes.append(result)
-                return
+                    if row.attempts + tries >= self.max_attempts:
+                        failed = Outcome(row.id, "failed", "gave up after repeated network errors")
+                        failed.tries = tries
+                        self._batch.outcomes.append(failed)
+                        return
+                    await asyncio.sleep(result.delay * 2.0 ** (tries - 1))
+                else:
+                    result.tries = tries + 1
+                    self._batch.outcomes.append(result)
+                    return
+                self._bg_unsent.add(row.id)
+                await limiter.acquire(row.chat_id, headroom=headroom)
 
     async def _stop_background(self) -> None:
         """Let background calls in flight finish; give back the claimed rows never tried."""

@@ -21,6 +21,7 @@ CREATE TABLE broadcasts (
     started_at    timestamptz,
     finished_at   timestamptz,
     cursor        bigint,                        -- the last person looked at while choosing
+    queued_to     bigint NOT NULL DEFAULT 0,     -- every waiting recipient is after this one
     chosen        boolean NOT NULL DEFAULT false,-- every recipient is chosen
     estimated     integer NOT NULL DEFAULT 0,    -- the audience counted at the start
     recipients    integer NOT NULL DEFAULT 0,    -- chosen so far
@@ -46,7 +47,7 @@ CREATE TABLE broadcast_recipients (
     error        text,
     done_at      timestamptz,
     PRIMARY KEY (broadcast_id, user_id)
-);
+) WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);
 CREATE INDEX broadcast_recipients_waiting ON broadcast_recipients (broadcast_id, user_id)
     WHERE status = 'waiting';
 CREATE INDEX broadcast_recipients_queued ON broadcast_recipients (broadcast_id, outbox_id)

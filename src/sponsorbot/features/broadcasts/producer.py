@@ -21,10 +21,12 @@ from sponsorbot.features.errors import Conflict
 
 log = logging.getLogger(__name__)
 
-PAGE = 5000  # people looked at per statement while choosing
+PAGE = 2000  # people looked at per statement while choosing
 # Queued at a time per broadcast: this many seconds of the bot's limit (a pause takes back
-# whatever no sender has claimed, so a deep window costs nothing there).
-WINDOW_S = 20
+# whatever no sender has claimed, so a deep window costs nothing there), added at most a few
+# seconds' worth per step, so that one round over many broadcasts stays short.
+WINDOW_S = 10
+STEP_S = 3
 MAX_WINDOW = 5000
 PAID_PER_S = 1000
 TOKEN_REFUSED = "token_refused"
@@ -67,24 +69,34 @@ class Producer:
             await self.broadcasts.pause(bot_id, broadcast_id, TOKEN_REFUSED)
             log.warning("broadcast %s paused: Telegram refuses the bot's token", broadcast_id)
             return
-        if not b["chosen"]:
-            audience = Audience.of_json(b["audience"])
-            await pool.fetchval(
-                queries.CHOOSE, bot_id, *audience.args(), broadcast_id, b["cursor"] or 0, PAGE
-            )
-        harvest = await pool.fetchrow(queries.HARVEST, broadcast_id)
-        queued, waiting = harvest["queued"], harvest["waiting"]
-        chosen = await pool.fetchval("SELECT chosen FROM broadcasts WHERE id = $1", broadcast_id)
-        if chosen and not waiting and not queued:
-            if await pool.fetchval(queries.FINISH, broadcast_id):
-                log.info("broadcast %s done", broadcast_id)
-            return
-        rate = PAID_PER_S if b["paid"] else self.per_bot_per_s
-        room = min(MAX_WINDOW, math.ceil(rate * WINDOW_S)) - queued
-        if room <= 0 or not waiting:
-            return
         async with pool.acquire() as conn, conn.transaction():
+            # Plans made for the values at hand: a generic plan of QUEUE guessed 600 rows for
+            # its LIMIT and hashed every waiting recipient (44 ms a call instead of 2).
+            await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
             if not await conn.fetchval(queries.STILL_SENDING, broadcast_id):
                 return
-            await conn.execute(queries.QUEUE, broadcast_id, room, bot_id, b["method"], b["params"])
+            chosen = b["chosen"]
+            if not chosen:
+                audience = Audience.of_json(b["audience"])
+                chosen = await conn.fetchval(
+                    queries.CHOOSE, bot_id, *audience.args(), broadcast_id, b["cursor"] or 0, PAGE
+                )
+            harvest = await conn.fetchrow(queries.HARVEST, broadcast_id)
+            queued, waiting = harvest["queued"], harvest["waiting"]
+            if chosen and not waiting and not queued:
+                if await conn.fetchval(queries.FINISH, broadcast_id):
+                    log.info("broadcast %s done", broadcast_id)
+                return
+            rate = PAID_PER_S if b["paid"] else self.per_bot_per_s
+            room = min(MAX_WINDOW, math.ceil(rate * WINDOW_S)) - queued
+            room = min(room, math.ceil(rate * STEP_S))
+            if room <= 0 or not waiting:
+                return
+            done: str = await conn.execute(
+                queries.QUEUE, broadcast_id, room, bot_id, b["method"], b["params"]
+            )
+            if done.endswith(" 0"):
+                # Waiting rows, none after queued_to: look from the start next time.
+                await conn.execute(queries.RESCAN, broadcast_id)
+                return
         self.broadcasts.wake_sender(bot_id)

@@ -77,32 +77,39 @@ UPDATE broadcasts b SET status = 'sending', started_at = now(), cursor = 0, upda
 WHERE b.id = $6 AND b.status = 'scheduled'
 RETURNING b.id
 """
-# The next page of the audience after the cursor: recipients added (once each), cursor moved.
+# The next page of people after the cursor, then the filters on that page only (each filter
+# an index probe per person): recipients added (once each), the cursor moved.
 CHOOSE = f"""
-WITH page AS (
-    SELECT p.user_id FROM people p
-    WHERE p.bot_id = $1 AND p.user_id > $7 ORDER BY p.user_id LIMIT $8
+WITH p AS (
+    SELECT bot_id, user_id, last_seen, language, blocked_at FROM people
+    WHERE bot_id = $1 AND user_id > $7 ORDER BY user_id LIMIT $8
 ), chosen AS (
     INSERT INTO broadcast_recipients (broadcast_id, user_id)
-    SELECT $6, p.user_id FROM people p
-    WHERE p.user_id IN (SELECT user_id FROM page) AND {AUDIENCE}
+    SELECT $6, p.user_id FROM p WHERE {AUDIENCE}
     ON CONFLICT DO NOTHING
     RETURNING 1
 )
-UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM page), cursor),
-    chosen = (SELECT count(*) FROM page) < $8,
+UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM p), cursor),
+    chosen = (SELECT count(*) FROM p) < $8,
     recipients = recipients + (SELECT count(*) FROM chosen), updated_at = now()
 WHERE id = $6 AND status = 'sending'
 RETURNING chosen
 """
-# Queue the next waiting recipients as background outbox rows; each gets its outbox id first,
-# so the recipient row and the outbox row are written together.
+# Queue the next waiting recipients as background outbox rows; each gets its outbox id first
+# (drawn for the chosen few only, after the LIMIT), so the two rows are written together. The
+# scan starts after `queued_to` (every waiting row is after it; a withdrawal sets it back to 0),
+# not at the start of the index, where the entries of rows that moved on lie until a vacuum.
 QUEUE = f"""
-WITH next AS (
-    SELECT r.user_id, nextval(pg_get_serial_sequence('outbox', 'id')) AS outbox_id
-    FROM broadcast_recipients r
+WITH picked AS (
+    SELECT r.user_id FROM broadcast_recipients r
     WHERE r.broadcast_id = $1 AND r.status = 'waiting'
+      AND r.user_id > (SELECT queued_to FROM broadcasts WHERE id = $1)
     ORDER BY r.user_id LIMIT $2
+), moved AS (
+    UPDATE broadcasts SET queued_to = (SELECT max(user_id) FROM picked)
+    WHERE id = $1 AND EXISTS (SELECT 1 FROM picked)
+), next AS (
+    SELECT user_id, nextval(pg_get_serial_sequence('outbox', 'id')) AS outbox_id FROM picked
 ), queued AS (
     INSERT INTO outbox (id, bot_id, chat_id, method, params, priority)
     OVERRIDING SYSTEM VALUE
@@ -115,8 +122,9 @@ UPDATE broadcast_recipients r SET status = 'queued', outbox_id = n.outbox_id
 FROM next n
 WHERE r.broadcast_id = $1 AND r.user_id = n.user_id AND r.status = 'waiting'
 """
-# Held (FOR SHARE) while queueing, so a pause (which updates the row first, then withdraws)
-# either comes before the queueing and stops it, or after and withdraws what it queued.
+RESCAN = "UPDATE broadcasts SET queued_to = 0 WHERE id = $1"
+# Held (FOR SHARE) through the producer's step, so a pause (which updates the row first, then
+# withdraws) either comes before the step and stops it, or after and withdraws what it queued.
 STILL_SENDING = "SELECT status = 'sending' FROM broadcasts WHERE id = $1 FOR SHARE"
 LOCK = "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2 FOR UPDATE"
 # Outcomes of finished outbox rows, onto their recipients and the broadcast's counters.

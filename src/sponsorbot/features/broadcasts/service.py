@@ -241,6 +241,7 @@ class BroadcastService(OwnerService):
             )
             if to in ("paused", "cancelled"):
                 await conn.execute(queries.WITHDRAW, broadcast_id)
+                await conn.execute(queries.RESCAN, broadcast_id)
 
     async def send(
         self, bot_id: int, broadcast_id: int, at: datetime | None = None
