@@ -240,3 +240,40 @@ async def test_a_paid_broadcast_goes_past_the_free_limit(
         for call in sends:
             per_second[int(call["ts"])] = per_second.get(int(call["ts"]), 0) + 1
         assert max(per_second.values()) > 30
+
+
+async def test_a_429_on_the_broadcast_pauses_the_broadcast_not_the_replies(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with audience(pool, db_dsn, tmp_path, 150) as a:
+        content = await a.features.contents.create(
+            a.bot["id"],
+            NewContent(
+                created_by="test", kind="document", items=[{"kind": "document", "file_id": FILE}]
+            ),
+        )
+        b = await a.broadcast()
+
+        async def under_way() -> bool:
+            return len(await broadcast_sends(a)) >= 10
+
+        await eventually(under_way)
+        await a.tg.sim.set_fault("sendMessage", force_429_next=1, retry_after=3)
+
+        async def throttled() -> bool:
+            calls = await a.tg.sim.call_log(await latest_seq(a) - 50)
+            return any(c["error_code"] == 429 for c in calls)
+
+        await eventually(throttled)
+        start = await latest_seq(a)
+        visitor = int((await a.tg.sim.create_user("Visitor"))["id"])
+        await a.tg.sim.open_link(visitor, a.sim_bot["username"], content["code"])
+        reply = await reply_seq(a, visitor, start)
+        calls = await a.tg.sim.call_log(start)
+        # The reply went out while the broadcast waited out its 3 seconds.
+        sent_between = [c for c in calls if c["seq"] < reply and c["chat_id"] in set(a.people)]
+        assert sent_between == []
+        done = await a.finished(b["id"])
+        assert done["sent"] == 150
+        counts = await a.deliveries()
+        assert len(counts) == 150 and set(counts.values()) == {1}

@@ -63,7 +63,7 @@ WITH taken AS (
         FOR UPDATE SKIP LOCKED)
     RETURNING o.id, o.chat_id, o.method, o.params, o.ref, o.uses_ref, o.attempts
 )
-SELECT * FROM taken ORDER BY id
+SELECT *, NULL::bigint AS ref_message_id FROM taken ORDER BY id
 """
 # Background rows claimed before and never finished: their sender stopped (or lost its lease)
 # between the claim and the record. Run by a new holder of the lease before it claims anything.
@@ -146,12 +146,7 @@ class BatchRecord:
     throttled: int = 0
 
 
-async def fetch(
-    pool: asyncpg.Pool, bot_id: int, limit: int, skip: list[int], lease: tuple[str, str]
-) -> list[OutboxRow]:
-    """Due rows of one bot, replies before broadcasts, skipping rows already in hand; nothing
-    unless `lease` (name, owner) is still held."""
-    rows = await pool.fetch(FETCH, bot_id, limit, skip, *lease)
+def _rows(records: list[asyncpg.Record]) -> list[OutboxRow]:
     return [
         OutboxRow(
             r["id"],
@@ -163,8 +158,16 @@ async def fetch(
             r["attempts"],
             r["ref_message_id"],
         )
-        for r in rows
+        for r in records
     ]
+
+
+async def fetch(
+    pool: asyncpg.Pool, bot_id: int, limit: int, skip: list[int], lease: tuple[str, str]
+) -> list[OutboxRow]:
+    """Due rows of one bot, replies before broadcasts, skipping rows already in hand; nothing
+    unless `lease` (name, owner) is still held."""
+    return _rows(await pool.fetch(FETCH, bot_id, limit, skip, *lease))
 
 
 async def claim_background(
@@ -172,20 +175,7 @@ async def claim_background(
 ) -> list[OutboxRow]:
     """Claim up to `limit` due background rows of one bot, oldest first (nothing unless the
     lease is ours). Background rows never refer to earlier messages."""
-    rows = await pool.fetch(CLAIM_BACKGROUND, bot_id, limit, *lease)
-    return [
-        OutboxRow(
-            r["id"],
-            r["chat_id"],
-            r["method"],
-            r["params"],
-            r["ref"],
-            r["uses_ref"],
-            r["attempts"],
-            None,
-        )
-        for r in rows
-    ]
+    return _rows(await pool.fetch(CLAIM_BACKGROUND, bot_id, limit, *lease))
 
 
 async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord) -> None:

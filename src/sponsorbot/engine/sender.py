@@ -285,7 +285,7 @@ class Sender(BotJob):
             limiter.reserve(row.chat_id, headroom=headroom)
             pace.reserve(0)
             claimed.popleft()
-            task = asyncio.create_task(self._send_background(row, limiter, headroom))
+            task = asyncio.create_task(self._send_background(row, limiter, pace, headroom))
             self._bg_tasks.add(task)
             task.add_done_callback(self._bg_tasks.discard)
 
@@ -302,8 +302,15 @@ class Sender(BotJob):
             claimed.append(row)
         return len(rows) == limit
 
-    async def _send_background(self, row: OutboxRow, limiter: RateLimiter, headroom: int) -> None:
-        """Send one claimed row (its slot reserved); a 429 or a network error tries again."""
+    async def _send_background(
+        self, row: OutboxRow, limiter: RateLimiter, pace: RateLimiter, headroom: int
+    ) -> None:
+        """Send one claimed row (its slot reserved); a 429 or a network error tries again.
+
+        A 429 here pauses background sending only: at full use of the bot's limit, a stall
+        of a fifth of a second anywhere between us and Telegram bunches sends into one of
+        Telegram's seconds. Replies go on; should they meet a 429 too, the whole bot waits.
+        """
         tries = 0
         async with self._bg_slots:
             while True:
@@ -312,7 +319,7 @@ class Sender(BotJob):
                 self._bg_unsent.discard(row.id)
                 result = await self._send(row)
                 if isinstance(result, _Throttled):
-                    limiter.pause(result.retry_after)
+                    pace.pause(result.retry_after)
                     self._batch.throttled += 1
                 elif isinstance(result, _Refused):
                     # Not sent: Telegram refused the token. Back to the queue for later.
@@ -334,6 +341,7 @@ class Sender(BotJob):
                     self._batch.outcomes.append(result)
                     return
                 self._bg_unsent.add(row.id)
+                await pace.acquire(0)
                 await limiter.acquire(row.chat_id, headroom=headroom)
 
     async def _stop_background(self) -> None:

@@ -75,14 +75,17 @@ class Producer:
             await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
             if not await conn.fetchval(queries.STILL_SENDING, broadcast_id):
                 return
+            harvest = await conn.fetchrow(queries.HARVEST, broadcast_id, PAGE)
+            queued, waiting = harvest["queued"], harvest["waiting"]
             chosen = b["chosen"]
-            if not chosen:
+            if not chosen and waiting < PAGE // 2:
+                # Chosen as the sending needs them, not all at the start: choosing a large
+                # audience at once would take the database from the visitors for a minute.
                 audience = Audience.of_json(b["audience"])
-                chosen = await conn.fetchval(
+                page = await conn.fetchrow(
                     queries.CHOOSE, bot_id, *audience.args(), broadcast_id, b["cursor"] or 0, PAGE
                 )
-            harvest = await conn.fetchrow(queries.HARVEST, broadcast_id)
-            queued, waiting = harvest["queued"], harvest["waiting"]
+                chosen, waiting = page["chosen"], waiting + page["added"]
             if chosen and not waiting and not queued:
                 if await conn.fetchval(queries.FINISH, broadcast_id):
                     log.info("broadcast %s done", broadcast_id)

@@ -31,16 +31,16 @@ AND (NOT $5::boolean OR EXISTS (
 """
 COUNT_AUDIENCE = f"SELECT count(*) FROM people p WHERE {AUDIENCE}"
 
+# $2..$7: title, method, params, post, audience, paid (BroadcastService._fields).
 INSERT = """
-INSERT INTO broadcasts (bot_id, title, method, params, post, audience, paid, status,
-                        scheduled_at, created_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+INSERT INTO broadcasts (bot_id, title, method, params, post, audience, paid, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING id
 """
 UPDATE_DRAFT = """
-UPDATE broadcasts SET title = $3, method = $4, params = $5, post = $6, audience = $7, paid = $8,
+UPDATE broadcasts SET title = $2, method = $3, params = $4, post = $5, audience = $6, paid = $7,
                       updated_at = now()
-WHERE bot_id = $1 AND id = $2 AND status IN ('draft', 'scheduled')
+WHERE bot_id = $1 AND id = $8 AND status IN ('draft', 'scheduled')
 RETURNING id
 """
 ONE = f"SELECT {COLUMNS} FROM broadcasts b WHERE b.bot_id = $1 AND b.id = $2"
@@ -93,7 +93,7 @@ UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM p), cursor),
     chosen = (SELECT count(*) FROM p) < $8,
     recipients = recipients + (SELECT count(*) FROM chosen), updated_at = now()
 WHERE id = $6 AND status = 'sending'
-RETURNING chosen
+RETURNING chosen, (SELECT count(*) FROM chosen) AS added
 """
 # Queue the next waiting recipients as background outbox rows; each gets its outbox id first
 # (drawn for the chosen few only, after the LIMIT), so the two rows are written together. The
@@ -127,7 +127,8 @@ RESCAN = "UPDATE broadcasts SET queued_to = 0 WHERE id = $1"
 # withdraws) either comes before the step and stops it, or after and withdraws what it queued.
 STILL_SENDING = "SELECT status = 'sending' FROM broadcasts WHERE id = $1 FOR SHARE"
 LOCK = "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2 FOR UPDATE"
-# Outcomes of finished outbox rows, onto their recipients and the broadcast's counters.
+# Outcomes of finished outbox rows, onto their recipients and the broadcast's counters; how
+# many are queued, and how many wait (counted up to $2).
 HARVEST = f"""
 WITH done AS (
     UPDATE broadcast_recipients r
@@ -150,8 +151,9 @@ UPDATE broadcasts SET
 WHERE id = $1
 RETURNING (SELECT count(*) FROM broadcast_recipients q
            WHERE q.broadcast_id = $1 AND q.status = 'queued') AS queued,
-          EXISTS (SELECT 1 FROM broadcast_recipients w
-                  WHERE w.broadcast_id = $1 AND w.status = 'waiting') AS waiting
+          (SELECT count(*) FROM (SELECT 1 FROM broadcast_recipients w
+                                 WHERE w.broadcast_id = $1 AND w.status = 'waiting'
+                                 LIMIT $2) x) AS waiting
 """
 # Take back what no sender has claimed yet: those recipients wait again.
 WITHDRAW = """

@@ -127,7 +127,8 @@ class BroadcastService(OwnerService):
         count: int = await self.pool.fetchval(queries.COUNT_AUDIENCE, bot_id, *audience.args())
         return count
 
-    def _checked(self, draft: Draft) -> tuple[str, Any]:
+    def _fields(self, draft: Draft) -> tuple[Any, ...]:
+        """The draft, checked, as the INSERT and UPDATE_DRAFT columns $2..$7."""
         title = draft.title.strip()
         if not title:
             raise Invalid("the broadcast needs a title", code="broadcast_title")
@@ -136,41 +137,21 @@ class BroadcastService(OwnerService):
                 f"the title is longer than {MAX_TITLE} characters", code="broadcast_title"
             )
         check_audience(draft.audience)
-        return title, build(draft.post)
+        call = build(draft.post)
+        post, audience = draft.post.as_json(), draft.audience.as_json()
+        return (title, call.method, call.params, post, audience, draft.post.paid)
 
     async def create(self, bot_id: int, draft: Draft, created_by: str) -> dict[str, Any]:
         """Save a draft (nothing is sent until `send`)."""
         await self.bots.get(bot_id)
-        title, call = self._checked(draft)
-        broadcast_id: int = await self.pool.fetchval(
-            queries.INSERT,
-            bot_id,
-            title,
-            call.method,
-            call.params,
-            draft.post.as_json(),
-            draft.audience.as_json(),
-            draft.post.paid,
-            "draft",
-            None,
-            created_by,
-        )
+        fields = self._fields(draft)
+        broadcast_id: int = await self.pool.fetchval(queries.INSERT, bot_id, *fields, created_by)
         return await self.get(bot_id, broadcast_id)
 
     async def change(self, bot_id: int, broadcast_id: int, draft: Draft) -> dict[str, Any]:
         """Change a draft or a scheduled broadcast; 409 once it has started."""
-        title, call = self._checked(draft)
-        done = await self.pool.fetchval(
-            queries.UPDATE_DRAFT,
-            bot_id,
-            broadcast_id,
-            title,
-            call.method,
-            call.params,
-            draft.post.as_json(),
-            draft.audience.as_json(),
-            draft.post.paid,
-        )
+        fields = self._fields(draft)
+        done = await self.pool.fetchval(queries.UPDATE_DRAFT, bot_id, *fields, broadcast_id)
         if done is None:
             await self._status(bot_id, broadcast_id)
             raise Conflict("a broadcast cannot be changed once it has started", code="started")
