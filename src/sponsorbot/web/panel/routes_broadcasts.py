@@ -6,11 +6,9 @@ entries of the audit log."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
 import asyncpg
 from fastapi import APIRouter, Path, Request
@@ -19,18 +17,23 @@ from starlette.datastructures import FormData, UploadFile
 
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.accounts.audit import AuditFilter, entries
-from sponsorbot.features.broadcasts.post import MEDIA_KINDS, Button, Post, check_url
+from sponsorbot.features.broadcasts.post import MEDIA_KINDS, Post
 from sponsorbot.features.broadcasts.service import (
     LANGUAGES,
     MAX_ACTIVE_DAYS,
     STATUSES,
-    Audience,
-    Draft,
 )
 from sponsorbot.features.content.service import kind_of
-from sponsorbot.features.errors import FeatureError, Invalid, NotFound
+from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.telegram.html import HtmlError, parse_html
 from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel.broadcast_form import (
+    form_values,
+    is_id,
+    read_audience,
+    read_form,
+    text_of,
+)
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes, status_of
 from sponsorbot.web.panel.i18n import N_
@@ -133,130 +136,6 @@ def _zone(viewer: Viewer) -> str:
     return str(viewer.workspace.get("time_zone") or "UTC")
 
 
-def _is_id(raw: str) -> bool:
-    """An id as a form sends it (and small enough for a bigint)."""
-    return raw.isdigit() and len(raw) <= 18
-
-
-def _text(form: Mapping[str, Any], key: str) -> str:
-    # NUL is the one character PostgreSQL's text refuses; nobody means to type it. A textarea
-    # sends CRLF line ends: the post keeps the plain newlines Telegram shows.
-    value = form.get(key, "")
-    return value.replace("\x00", "").replace("\r\n", "\n") if isinstance(value, str) else ""
-
-
-# -- the form ------------------------------------------------------------------------------------
-
-
-def read_buttons(raw: str, errors: dict[str, str]) -> tuple[tuple[Button, ...], ...]:
-    """Rows of buttons typed one row a line, each `Text | https://link`, several in a row
-    joined by `;;`; an error under "buttons" for one that is not written so."""
-    rows = []
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        row = []
-        for cell in line.split(";;"):
-            label, bar, url = cell.rpartition("|")
-            if not bar or not label.strip() or not url.strip():
-                errors["buttons"] = _("Write each button as Text | https://link.")
-                return ()
-            try:
-                check_url(url)  # the service's own rule, asked here to name the button
-            except Invalid:
-                text = _("The link of the button “%(text)s” is not a full address like https://…")
-                errors["buttons"] = text % {"text": label.strip()}
-                return ()
-            row.append(Button(label.strip(), url.strip()))
-        rows.append(tuple(row))
-    return tuple(rows)
-
-
-def buttons_text(rows: list[list[dict[str, str]]]) -> str:
-    """Stored buttons as the form's textarea writes them."""
-    return "\n".join(" ;; ".join(f"{b['text']} | {b['url']}" for b in row) for row in rows)
-
-
-def read_audience(values: Mapping[str, Any], errors: dict[str, str]) -> Audience:
-    """The audience filters of the form (or of the count's query); the service checks the
-    ranges."""
-    days = _text(values, "active_days").strip()
-    if days and not (days.isdigit() and len(days) <= 9):
-        errors["active_days"] = _(
-            "A whole number of days, 1 to %(n)s, or empty for anyone.", n=MAX_ACTIVE_DAYS
-        )
-    campaign = _text(values, "campaign_id")
-    return Audience(
-        active_days=int(days) if days.isdigit() and len(days) <= 9 else None,
-        language=_text(values, "language") or None,
-        campaign_id=int(campaign) if _is_id(campaign) else None,
-        passed=values.get("passed") == "on",
-    )
-
-
-def _moment(raw: str, zone: str, errors: dict[str, str]) -> datetime | None:
-    """A date and time typed in the workspace's zone; None when empty."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        value = datetime.fromisoformat(raw)
-        if not value.tzinfo:
-            value = value.replace(tzinfo=ZoneInfo(zone))
-        value.astimezone(ZoneInfo("UTC"))  # years at the ends of the calendar overflow here
-    except (ValueError, OverflowError):
-        errors["scheduled_at"] = _("Enter a date and time like 2026-12-31 18:00.")
-        return None
-    return value
-
-
-def _local_input(moment: datetime | None, zone: str) -> str:
-    """A moment as a datetime-local field shows it, in the workspace's zone."""
-    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M") if moment else ""
-
-
-def read_form(form: FormData, zone: str) -> tuple[Draft, datetime | None, dict[str, str]]:
-    """The draft a form describes, when to send it, and the errors of fields that are not
-    even well formed."""
-    errors: dict[str, str] = {}
-    post = Post(
-        text=_text(form, "text"),
-        media_kind=_text(form, "media_kind").strip() or None,
-        file_id=_text(form, "file_id").strip() or None,
-        buttons=read_buttons(_text(form, "buttons"), errors),
-        protect=form.get("protect") == "on",
-        silent=form.get("silent") == "on",
-        paid=form.get("paid") == "on",
-    )
-    draft = Draft(_text(form, "title"), post, read_audience(form, errors))
-    return draft, _moment(_text(form, "scheduled_at"), zone, errors), errors
-
-
-def _values(form: FormData | None, broadcast: dict[str, Any] | None, zone: str) -> dict[str, Any]:
-    """What the form fields show: what was typed, else the broadcast, else the defaults."""
-    if form is not None:
-        return {k: v for k, v in form.items() if isinstance(v, str) and k != "csrf"}
-    if broadcast is None:
-        return {}
-    post, audience = broadcast["post"], broadcast["audience"]
-    return {
-        "bot_id": str(broadcast["bot_id"]),
-        "title": broadcast["title"],
-        "text": post["text"],
-        "media_kind": post["media_kind"] or "",
-        "file_id": post["file_id"] or "",
-        "buttons": buttons_text(post["buttons"]),
-        **{k: "on" for k in ("protect", "silent", "paid") if post[k]},
-        "active_days": audience["active_days"] or "",
-        "language": audience["language"] or "",
-        "campaign_id": str(audience["campaign_id"] or ""),
-        **({"passed": "on"} if audience["passed"] else {}),
-        "scheduled_at": _local_input(broadcast["scheduled_at"], zone)
-        if broadcast["status"] == "scheduled"
-        else "",
-    }
-
-
 async def _form_page(
     request: Request,
     viewer: Viewer,
@@ -323,11 +202,11 @@ async def _submit_form(
     request: Request, viewer: Viewer, form: FormData, broadcast: dict[str, Any] | None
 ) -> Response:
     zone = _zone(viewer)
-    action = _text(form, "action") or "draft"
-    values = _values(form, None, zone)
+    action = text_of(form, "action") or "draft"
+    values = form_values(form, None, zone)
     draft, at, errors = read_form(form, zone)
-    raw_bot = _text(form, "bot_id")
-    bot_id = int(broadcast["bot_id"]) if broadcast else int(raw_bot) if _is_id(raw_bot) else 0
+    raw_bot = text_of(form, "bot_id")
+    bot_id = int(broadcast["bot_id"]) if broadcast else int(raw_bot) if is_id(raw_bot) else 0
     if not bot_id:
         errors["bot_id"] = _("Choose a bot from the list.")
     if action == "schedule" and at is None:
@@ -417,7 +296,7 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
     bots = await features.bots.all()
     usernames = {int(b["id"]): str(b["username"]) for b in bots}
     q = request.query_params
-    bot = int(q["bot"]) if _is_id(q.get("bot", "")) and int(q["bot"]) in usernames else None
+    bot = int(q["bot"]) if is_id(q.get("bot", "")) and int(q["bot"]) in usernames else None
     status = q.get("status") if q.get("status") in STATUSES else None
     page = q.get("page", "1")
     number = max(int(page), 1) if page.isdigit() and len(page) < 6 else 1
@@ -451,7 +330,7 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
 async def broadcast_new(request: Request, viewer: Edit) -> Response:
     """The form for a new broadcast (?bot= chooses the bot)."""
     wanted = request.query_params.get("bot", "")
-    return await _form_page(request, viewer, {"bot_id": wanted} if _is_id(wanted) else {}, {})
+    return await _form_page(request, viewer, {"bot_id": wanted} if is_id(wanted) else {}, {})
 
 
 @router.post("/broadcasts")
@@ -470,7 +349,7 @@ async def broadcast_audience(request: Request, viewer: Edit) -> Response:
     errors: dict[str, str] = {}
     audience = read_audience(q, errors)
     count, problem = None, next(iter(errors.values()), "")
-    if not _is_id(q.get("bot_id", "")):
+    if not is_id(q.get("bot_id", "")):
         problem = _("Choose a bot to count its audience.")
     elif not problem:
         try:
@@ -549,7 +428,7 @@ async def broadcast_edit(request: Request, bot_id: Id, broadcast_id: Id, viewer:
     if broadcast["status"] not in EDITABLE:
         error = _("A broadcast cannot be changed once it has started.")
         return await _detail_page(request, viewer, bot_id, broadcast_id, error, 409)
-    values = _values(None, broadcast, _zone(viewer))
+    values = form_values(None, broadcast, _zone(viewer))
     return await _form_page(request, viewer, values, {}, broadcast)
 
 
