@@ -76,6 +76,23 @@ async def broadcast_sends(a: Audiences, since: int = 0) -> list[dict[str, Any]]:
         )
 
 
+async def document(a: Audiences) -> dict[str, Any]:
+    """A content item of the bot: a document a visitor's link delivers."""
+    item = NewContent(
+        created_by="test", kind="document", items=[{"kind": "document", "file_id": FILE}]
+    )
+    return await a.features.contents.create(a.bot["id"], item)
+
+
+async def sent_at_least(a: Audiences, n: int) -> None:
+    """Wait until the broadcast has reached `n` people."""
+
+    async def under_way() -> bool:
+        return len(await broadcast_sends(a)) >= n
+
+    await eventually(under_way)
+
+
 async def latest_seq(a: Audiences) -> int:
     """The sequence number of the simulator's latest call."""
     since = 0
@@ -147,18 +164,10 @@ async def test_visitors_are_answered_before_the_queued_broadcast(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with audience(pool, db_dsn, tmp_path, 600) as a:
-        content = await a.features.contents.create(
-            a.bot["id"],
-            NewContent(
-                created_by="test", kind="document", items=[{"kind": "document", "file_id": FILE}]
-            ),
-        )
+        content = await document(a)
         b = await a.broadcast()
 
-        async def under_way() -> bool:
-            return len(await broadcast_sends(a)) >= 25
-
-        await eventually(under_way)
+        await sent_at_least(a, 25)
         visitors = [int((await a.tg.sim.create_user(f"Visitor {i}"))["id"]) for i in range(8)]
         for visitor in visitors:
             start = await latest_seq(a)
@@ -178,10 +187,7 @@ async def test_a_refused_token_pauses_the_broadcast_until_the_token_is_replaced(
     async with audience(pool, db_dsn, tmp_path, 300) as a:
         b = await a.broadcast()
 
-        async def under_way() -> bool:
-            return len(await broadcast_sends(a)) >= 20
-
-        await eventually(under_way)
+        await sent_at_least(a, 20)
         new_token = await a.tg.sim.revoke_token(a.sim_bot["username"])
 
         async def paused() -> bool:
@@ -246,18 +252,10 @@ async def test_a_429_on_the_broadcast_pauses_the_broadcast_not_the_replies(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with audience(pool, db_dsn, tmp_path, 150) as a:
-        content = await a.features.contents.create(
-            a.bot["id"],
-            NewContent(
-                created_by="test", kind="document", items=[{"kind": "document", "file_id": FILE}]
-            ),
-        )
+        content = await document(a)
         b = await a.broadcast()
 
-        async def under_way() -> bool:
-            return len(await broadcast_sends(a)) >= 10
-
-        await eventually(under_way)
+        await sent_at_least(a, 10)
         await a.tg.sim.set_fault("sendMessage", force_429_next=1, retry_after=3)
 
         async def throttled() -> bool:

@@ -6,19 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from starlette.datastructures import FormData
 
 from sponsorbot.features.broadcasts.post import Button, Post, check_url
 from sponsorbot.features.broadcasts.service import MAX_ACTIVE_DAYS, Audience, Draft
 from sponsorbot.features.errors import Invalid
+from sponsorbot.web.panel.fields import is_id, local_input, moment_of
 from sponsorbot.web.panel.i18n import gettext as _
-
-
-def is_id(raw: str) -> bool:
-    """An id as a form sends it (and small enough for a bigint)."""
-    return raw.isdigit() and len(raw) <= 18
 
 
 def text_of(form: Mapping[str, Any], key: str) -> str:
@@ -75,27 +70,6 @@ def read_audience(values: Mapping[str, Any], errors: dict[str, str]) -> Audience
     )
 
 
-def moment_of(raw: str, zone: str, errors: dict[str, str]) -> datetime | None:
-    """A date and time typed in the workspace's zone; None when empty."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        value = datetime.fromisoformat(raw)
-        if not value.tzinfo:
-            value = value.replace(tzinfo=ZoneInfo(zone))
-        value.astimezone(ZoneInfo("UTC"))  # years at the ends of the calendar overflow here
-    except (ValueError, OverflowError):
-        errors["scheduled_at"] = _("Enter a date and time like 2026-12-31 18:00.")
-        return None
-    return value
-
-
-def local_input(moment: datetime | None, zone: str) -> str:
-    """A moment as a datetime-local field shows it, in the workspace's zone."""
-    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M") if moment else ""
-
-
 def read_form(form: FormData, zone: str) -> tuple[Draft, datetime | None, dict[str, str]]:
     """The draft a form describes, when to send it, and the errors of fields that are not
     even well formed."""
@@ -110,7 +84,7 @@ def read_form(form: FormData, zone: str) -> tuple[Draft, datetime | None, dict[s
         paid=form.get("paid") == "on",
     )
     draft = Draft(text_of(form, "title"), post, read_audience(form, errors))
-    return draft, moment_of(text_of(form, "scheduled_at"), zone, errors), errors
+    return draft, moment_of(text_of(form, "scheduled_at"), zone, errors, "scheduled_at"), errors
 
 
 def form_values(

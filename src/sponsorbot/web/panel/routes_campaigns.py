@@ -3,10 +3,8 @@ chart and per-bot figures, pause / resume / end, and the sponsor's report link."
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
@@ -25,6 +23,7 @@ from sponsorbot.web.deps import report_url, services_of
 from sponsorbot.web.panel import chart
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
+from sponsorbot.web.panel.fields import is_id, local_input, moment_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
@@ -85,27 +84,6 @@ def _whole(raw: str, errors: dict[str, str], key: str, message: str) -> int | No
     return int(raw)
 
 
-def _is_id(raw: str) -> bool:
-    """A bot id as a checkbox sends it (and small enough for a bigint)."""
-    return raw.isdigit() and len(raw) <= 18
-
-
-def _moment(raw: str, zone: str, errors: dict[str, str]) -> datetime | None:
-    """A date (and time) typed in the workspace's zone; None when empty."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        value = datetime.fromisoformat(raw)
-        if not value.tzinfo:
-            value = value.replace(tzinfo=ZoneInfo(zone))
-        value.astimezone(ZoneInfo("UTC"))  # years at the ends of the calendar overflow here
-    except (ValueError, OverflowError):
-        errors["ends_at"] = _("Enter a date and time like 2026-12-31 18:00.")
-        return None
-    return value
-
-
 def read_form(form: FormData, zone: str, creating: bool) -> tuple[Draft, dict[str, str]]:
     """The draft a form describes, and the errors of fields that are not even well formed."""
     errors: dict[str, str] = {}
@@ -126,25 +104,18 @@ def read_form(form: FormData, zone: str, creating: bool) -> tuple[Draft, dict[st
         "retention_hours",
         _("The retention window is 1 to %(n)s hours.", n=MAX_RETENTION_HOURS),
     )
-    bot_ids = tuple(int(str(v)) for v in form.getlist("bot_ids") if _is_id(str(v)))
+    bot_ids = tuple(int(str(v)) for v in form.getlist("bot_ids") if is_id(str(v)))
     draft = Draft(
         name=values["name"],
         channel=values["channel"].strip(),
         bot_ids=bot_ids,
         goal_joins=goal,
         goal_kind=values["goal_kind"] or "kept",
-        ends_at=_moment(str(form.get("ends_at", "")), zone, errors),
+        ends_at=moment_of(str(form.get("ends_at", "")), zone, errors, "ends_at"),
         retention_hours=24 if retention is None and creating else (retention or 0),
         position=values["position"] or "first",
     )
     return draft, errors
-
-
-def _local_input(moment: datetime | None, zone: str) -> str:
-    """A moment as a datetime-local field shows it, in the workspace's zone."""
-    if moment is None:
-        return ""
-    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M")
 
 
 def _form_values(
@@ -153,14 +124,14 @@ def _form_values(
     """What the form fields show: what was typed, else the campaign, else the defaults."""
     if form is not None:
         values: dict[str, Any] = {k: str(v) for k, v in form.items() if k != "csrf"}
-        values["bot_ids"] = [int(str(v)) for v in form.getlist("bot_ids") if _is_id(str(v))]
+        values["bot_ids"] = [int(str(v)) for v in form.getlist("bot_ids") if is_id(str(v))]
         return values
     if campaign is not None:
         return {
             "name": campaign["name"],
             "goal_joins": campaign["goal_joins"] or "",
             "goal_kind": campaign["goal_kind"],
-            "ends_at": _local_input(campaign["ends_at"], zone),
+            "ends_at": local_input(campaign["ends_at"], zone),
             "retention_hours": campaign["retention_hours"],
             "position": campaign["position"],
         }
@@ -290,7 +261,7 @@ async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edi
     if errors:
         return await _form_page(request, viewer, errors, form, before, 422)
     changes = {k: getattr(draft, k) for k in EDITABLE}
-    if str(form.get("ends_at", "")).strip() == _local_input(before["ends_at"], _zone(viewer)):
+    if str(form.get("ends_at", "")).strip() == local_input(before["ends_at"], _zone(viewer)):
         # Unchanged as the field shows it (to the minute): keep the seconds it had.
         changes["ends_at"] = before["ends_at"]
     try:
