@@ -73,7 +73,13 @@ def test_what_telegram_would_refuse_is_refused(post: Post, error: str) -> None:
     assert error in str(caught.value)
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="<&"), min_size=1, max_size=200))
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_characters="<&", blacklist_categories=("Cs",)),
+        min_size=1,
+        max_size=200,
+    )
+)
 def test_plain_text_is_sent_as_written_or_refused_as_empty(text: str) -> None:
     try:
         call = build(Post(text=text))
@@ -81,6 +87,13 @@ def test_plain_text_is_sent_as_written_or_refused_as_empty(text: str) -> None:
         assert "empty" in str(exc) or "non-empty" in str(exc)
         return
     assert call.params["text"] == text
+
+
+def test_a_lone_surrogate_is_refused_as_telegram_would() -> None:
+    # JSON may carry "\ud800"; it is no UTF-8 text, and nothing of it is stored or sent.
+    with pytest.raises(Invalid) as caught:
+        build(Post(text="hi \ud800"))
+    assert "encoded in UTF-8" in str(caught.value)
 
 
 def test_urls() -> None:

@@ -9,12 +9,10 @@ month of history. The sending one goes to the Persian speakers, thousands of peo
 the bot's limit (about 24 messages a second) leaves free after the live visitors' replies:
 minutes. (The phone's person speaks English: what they see on the phone stays the gate's.)
 
-The finished one goes to the English speakers seen in the last day who have passed the gate
-before, a few dozen (not the phone's person, who has not passed it when the demo starts); the
-other is
-scheduled a few seconds later, so the first is sent first (a bot's broadcasts go out in the
-order their messages were queued, and choosing from the bot's people takes a second per 5,000
-of them). Someone who blocks a bot is known to the product from then on (Telegram tells the
+The finished one goes to the English speakers seen in the last day, a few dozen, chosen before
+the demo says it is ready (so never the phone's person); the other is scheduled a few seconds
+later, so the first is sent first (a bot's broadcasts go out in the order their messages were
+queued). Someone who blocks a bot is known to the product from then on (Telegram tells the
 bot), so the people who blocked it are made to do so after the broadcast chose them and before
 it reached them: the last few in its sending order, as soon as it has chosen (`block_late`).
 """
@@ -55,8 +53,6 @@ FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[])
      AS p (user_id, first_seen, last_seen, language)
 ON CONFLICT (bot_id, user_id) DO NOTHING
 """
-# The unreachable person passed the gate once, as the finished broadcast's audience asks.
-PASSED = "INSERT INTO events (bot_id, at, kind, user_id) VALUES ($1, $2, 'gate_passed', $3)"
 # The finished broadcast's last recipients in its sending order (by user id), not yet sent.
 LATE = """
 SELECT user_id FROM broadcast_recipients
@@ -118,7 +114,6 @@ async def _write_earlier(pool: asyncpg.Pool, bot: ProductBot, now: datetime) -> 
     last.append(now - timedelta(hours=2))
     language.append("en")
     await pool.execute(EARLIER, bot.sim.id, users, first, last, language)
-    await pool.execute(PASSED, bot.sim.id, now - timedelta(hours=2), UNREACHABLE)
 
 
 async def create(api: OwnerApi, pool: asyncpg.Pool, bots: list[ProductBot], now: datetime) -> Made:
@@ -145,7 +140,7 @@ async def create(api: OwnerApi, pool: asyncpg.Pool, bots: list[ProductBot], now:
                     ]
                 ],
             ),
-            "audience": _audience(active_days=1, language="en", passed=True),
+            "audience": _audience(active_days=1, language="en"),
             "send": "now",
         },
     )

@@ -116,7 +116,6 @@ class Demo:
         self.db: Database | None = None
         self.sim = SimulatorClient(self.sim_url)
         self.trickle: asyncio.Task[None] | None = None
-        self.blocking: asyncio.Task[None] | None = None
 
     async def _open_database(self) -> asyncpg.Pool:
         settings = load_settings(
@@ -190,9 +189,9 @@ class Demo:
             if fresh:
                 # Chosen from the people the history wrote, so only now.
                 made = await broadcasts.create(api, pool, bots, now)
-                self.blocking = asyncio.create_task(
-                    broadcasts.block_late(pool, self.sim, made), name="block-late"
-                )
+                # Chosen before the demo says it is ready, so the phone's person, who may open
+                # the bot any moment after, is not among the finished broadcast's recipients.
+                await broadcasts.block_late(pool, self.sim, made)
                 log.info("broadcasts sent after %.1f s", time.monotonic() - began)
         finally:
             await api.close()
@@ -273,10 +272,9 @@ class Demo:
 
     async def stop(self) -> None:
         """Stop the visitors, the product and the simulator, then leave the database."""
-        for task in (self.trickle, self.blocking):
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        if self.trickle is not None:
+            self.trickle.cancel()
+            await asyncio.gather(self.trickle, return_exceptions=True)
         await self.sim.close()
         await asyncio.to_thread(self.cluster.stop)
         if self.db is not None:

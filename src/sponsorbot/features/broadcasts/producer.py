@@ -22,6 +22,7 @@ from sponsorbot.features.errors import Conflict
 log = logging.getLogger(__name__)
 
 PAGE = 2000  # people looked at per statement while choosing
+PAGES_PER_STEP = 10
 # Queued at a time per broadcast: this many seconds of the bot's limit (a pause takes back
 # whatever no sender has claimed, so a deep window costs nothing there), added at most a few
 # seconds' worth per step, so that one round over many broadcasts stays short.
@@ -77,15 +78,17 @@ class Producer:
                 return
             harvest = await conn.fetchrow(queries.HARVEST, broadcast_id, PAGE)
             queued, waiting = harvest["queued"], harvest["waiting"]
-            chosen = b["chosen"]
-            if not chosen and waiting < PAGE // 2:
-                # Chosen as the sending needs them, not all at the start: choosing a large
-                # audience at once would take the database from the visitors for a minute.
-                audience = Audience.of_json(b["audience"])
+            chosen, cursor, pages = b["chosen"], b["cursor"] or 0, 0
+            # Chosen as the sending needs them, not all at the start: choosing a large audience
+            # at once would take the database from the visitors for a minute. A narrow filter
+            # finds few per page, so a step may look at several.
+            audience = Audience.of_json(b["audience"])
+            while not chosen and waiting < PAGE // 2 and pages < PAGES_PER_STEP:
                 page = await conn.fetchrow(
-                    queries.CHOOSE, bot_id, *audience.args(), broadcast_id, b["cursor"] or 0, PAGE
+                    queries.CHOOSE, bot_id, *audience.args(), broadcast_id, cursor, PAGE
                 )
-                chosen, waiting = page["chosen"], waiting + page["added"]
+                chosen, cursor = page["chosen"], page["cursor"]
+                waiting, pages = waiting + page["added"], pages + 1
             if chosen and not waiting and not queued:
                 if await conn.fetchval(queries.FINISH, broadcast_id):
                     log.info("broadcast %s done", broadcast_id)

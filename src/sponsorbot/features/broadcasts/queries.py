@@ -93,7 +93,7 @@ UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM p), cursor),
     chosen = (SELECT count(*) FROM p) < $8,
     recipients = recipients + (SELECT count(*) FROM chosen), updated_at = now()
 WHERE id = $6 AND status = 'sending'
-RETURNING chosen, (SELECT count(*) FROM chosen) AS added
+RETURNING chosen, cursor, (SELECT count(*) FROM chosen) AS added
 """
 # Queue the next waiting recipients as background outbox rows; each gets its outbox id first
 # (drawn for the chosen few only, after the LIMIT), so the two rows are written together. The
