@@ -16,6 +16,7 @@ import pytest
 
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
 from tests.browser.test_panel import serve
+from tests.integration.broadcastkit import add_people
 from tests.integration.panel_kit import PASSWORD, add_member
 
 pytestmark = [
@@ -58,13 +59,7 @@ async def test_compose_preview_send_and_watch_the_progress_reach_100(
             bot_id = await pool.fetchval(
                 "SELECT id FROM bots WHERE username = $1", "weekly_news_bot"
             )
-            people = await sim.create_users(AUDIENCE, language_code="en", started=bot["username"])
-            await pool.execute(
-                "INSERT INTO people (bot_id, user_id, language)"
-                " SELECT $1, u, 'en' FROM unnest($2::bigint[]) u",
-                bot_id,
-                people,
-            )
+            people = await add_people(sim, pool, bot_id, bot["username"], AUDIENCE)
 
             # The owner's own Telegram id: one of the people who started the bot.
             me = people[0]

@@ -15,6 +15,7 @@ from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.broadcasts.post import Button, Post
 from sponsorbot.features.broadcasts.service import Audience, Draft
+from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
 from tests.kit import simulated_telegram as simulated_telegram
@@ -76,19 +77,19 @@ class Audiences:
 
 
 async def add_people(
-    tg: Telegram,
+    sim: SimulatorClient,
     pool: asyncpg.Pool,
-    bot: dict[str, Any],
-    sim_bot: dict[str, Any],
+    bot_id: int,
+    username: str,
     count: int,
     language: str = "en",
 ) -> list[int]:
     """People who started the bot earlier: a chat in the simulator, a row in `people`."""
-    users = await tg.sim.create_users(count, language_code=language, started=sim_bot["username"])
+    users = await sim.create_users(count, language_code=language, started=username)
     await pool.execute(
         "INSERT INTO people (bot_id, user_id, language)"
         " SELECT $1, u, $3 FROM unnest($2::bigint[]) u",
-        bot["id"],
+        bot_id,
         users,
         language,
     )
@@ -113,5 +114,5 @@ async def audience(
         ) as run:
             features = Services.of(install(run.engine, options=options))
             bot = await run.engine.bots.add(sim_bot["token"], "polling")
-            people = await add_people(tg, pool, bot, sim_bot, count)
+            people = await add_people(tg.sim, pool, bot["id"], sim_bot["username"], count)
             yield Audiences(tg, run, features, bot, sim_bot, people, pool)

@@ -10,7 +10,8 @@ from typing import Any
 import asyncpg
 from openapi_spec_validator import validate
 
-from tests.integration.test_api_owner import Api, connect_bot, owner_api
+from tests.integration.broadcastkit import add_people
+from tests.integration.test_api_owner import connect_bot, owner_api
 
 POST = {
     "text": "<b>Hello</b> everyone",
@@ -18,21 +19,10 @@ POST = {
 }
 
 
-async def audience_of(api: Api, pool: asyncpg.Pool, bot: dict[str, Any], n: int) -> list[int]:
-    users = await api.tg.sim.create_users(n, language_code="fa", started=bot["username"])
-    await pool.execute(
-        "INSERT INTO people (bot_id, user_id, language)"
-        " SELECT $1, u, 'fa' FROM unnest($2::bigint[]) u",
-        bot["id"],
-        users,
-    )
-    return users
-
-
 async def test_broadcasts_through_the_api(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> None:
     async with owner_api(pool, db_dsn, tmp_path) as api:
         bot = await connect_bot(api, "cast_bot")
-        users = await audience_of(api, pool, bot, 30)
+        users = await add_people(api.tg.sim, pool, bot["id"], bot["username"], 30, language="fa")
         base = f"/api/v1/bots/{bot['id']}/broadcasts"
 
         counted = await api.http.post(f"{base}/count", json={"language": "fa"})

@@ -34,7 +34,7 @@ async def test_five_thousand_recipients_once_each_across_a_killed_worker(
         async with running_engine(settings, pool, db_dsn, worker=False) as run:
             features = Services.of(install(run.engine))
             bot = await run.engine.bots.add(sim_bot["token"], "polling")
-            people = await add_people(tg, pool, bot, sim_bot, RECIPIENTS)
+            people = await add_people(tg.sim, pool, bot["id"], sim_bot["username"], RECIPIENTS)
             draft = Draft("Everyone", Post(text="<i>Once</i> each"))
             made = await features.broadcasts.create(bot["id"], draft, "test")
             await features.broadcasts.send(bot["id"], made["id"])

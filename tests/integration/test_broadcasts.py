@@ -209,7 +209,9 @@ async def test_the_audience_filters_choose_who_gets_it(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with audience(pool, db_dsn, tmp_path, 10) as a:
-        persian = await add_people(a.tg, pool, a.bot, a.sim_bot, 6, language="fa")
+        persian = await add_people(
+            a.tg.sim, pool, a.bot["id"], a.sim_bot["username"], 6, language="fa"
+        )
         a.people.extend(persian)
         await pool.execute(
             "UPDATE people SET last_seen = now() - interval '40 days' WHERE user_id = ANY($1)",

@@ -63,7 +63,7 @@ async def panel_env(
             )
             app = create_app(config, Database(dsn, pool, None), features, panel)
             bot = await run.engine.bots.add(sim_bot["token"], "polling")
-            audience = await add_people(tg, pool, bot, sim_bot, people)
+            audience = await add_people(tg.sim, pool, bot["id"], sim_bot["username"], people)
             yield Env(app, Services.of(features), tg, bot, sim_bot, audience, pool)
 
 
@@ -211,7 +211,7 @@ async def test_the_audience_count_answers_the_form_as_filters_change(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with panel_env(pool, db_dsn, tmp_path, people=12) as env, client(env.app) as http:
-        await add_people(env.tg, pool, env.bot, env.sim_bot, 5, language="fa")
+        await add_people(env.tg.sim, pool, env.bot["id"], env.sim_bot["username"], 5, language="fa")
         await signed_in(env, http)
         new = await http.get("/broadcasts/new")
         assert 'hx-get="/broadcasts/audience"' in new.text and "change from:#audience" in new.text

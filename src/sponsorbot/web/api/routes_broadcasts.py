@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
-from starlette.datastructures import UploadFile
 
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Invalid
@@ -24,7 +23,7 @@ from sponsorbot.web.api.models_broadcasts import (
     PreviewIn,
     SendIn,
 )
-from sponsorbot.web.uploads import read_file, refuse_declared_size
+from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
 
 router = APIRouter()
 BASE = "/bots/{bot_id}/broadcasts"
@@ -86,21 +85,12 @@ async def upload_media(
 ) -> dict[str, Any]:
     refuse_declared_size(request, MAX_UPLOAD_BYTES)
     await features.bots.get(bot_id)
-    try:
-        form = await request.form(max_files=1, max_fields=2)
-    except Exception as exc:  # a malformed multipart body is the client's mistake
-        raise Invalid(f"the multipart body cannot be read: {exc}") from None
-    try:
-        file = form.get("file")
-        if not isinstance(file, UploadFile):
-            raise Invalid("send the file in a multipart field named 'file'")
+    async with multipart_file(request, max_fields=2) as (file, _fields):
         data = await read_file(file, MAX_UPLOAD_BYTES)
         content_type = file.content_type or "application/octet-stream"
         return await features.broadcasts.upload(
             bot_id, kind or kind_of(content_type), file.filename or "file", data, content_type
         )
-    finally:
-        await form.close()
 
 
 @router.post(f"{BASE}/preview", status_code=204, summary="Send a post to one person now")

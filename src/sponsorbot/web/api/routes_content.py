@@ -7,10 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
-from starlette.datastructures import UploadFile
 
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, NewContent, kind_of
-from sponsorbot.features.errors import Invalid
 from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
 from sponsorbot.web.api.models import (
     MAX_AUTO_DELETE_MIN,
@@ -20,7 +18,7 @@ from sponsorbot.web.api.models import (
     FileKind,
     Page,
 )
-from sponsorbot.web.uploads import read_file, refuse_declared_size
+from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
 
 router = APIRouter()
 
@@ -119,15 +117,7 @@ async def create_content(
 async def _upload(bot_id: int, request: Request, features: Service, by: str) -> dict[str, Any]:
     refuse_declared_size(request, MAX_UPLOAD_BYTES)
     await features.bots.get(bot_id)
-    try:
-        form = await request.form(max_files=1, max_fields=10)
-    except Exception as exc:  # a malformed multipart body is the client's mistake
-        raise Invalid(f"the multipart body cannot be read: {exc}") from None
-    try:
-        file = form.get("file")
-        if not isinstance(file, UploadFile):
-            raise Invalid("send the file in a multipart field named 'file'")
-        fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str)}
+    async with multipart_file(request, max_fields=10) as (file, fields):
         try:
             options = UploadForm.model_validate(fields)
         except ValidationError as exc:
@@ -146,8 +136,6 @@ async def _upload(bot_id: int, request: Request, features: Service, by: str) -> 
         row = await features.contents.upload(
             bot_id, kind, file.filename or "file", data, content_type, new
         )
-    finally:
-        await form.close()
     return content_out(row)
 
 
