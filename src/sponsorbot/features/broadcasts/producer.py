@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.engine.sender import PAID_PER_S
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.service import Audience, BroadcastService
 from sponsorbot.features.errors import Conflict
@@ -29,7 +30,6 @@ PAGES_PER_STEP = 10
 WINDOW_S = 10
 STEP_S = 3
 MAX_WINDOW = 5000
-PAID_PER_S = 1000
 TOKEN_REFUSED = "token_refused"
 
 
