@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     tron_network: TronNetwork = TronNetwork.MAINNET
     trongrid_url: str | None = None
     trongrid_api_key: SecretStr | None = None
+    price_coingecko_url: str = "https://api.coingecko.com"
+    price_kraken_url: str = "https://api.kraken.com"
+    price_binance_url: str = "https://api.binance.com"
 
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -108,6 +111,11 @@ class Settings(BaseSettings):
     @classmethod
     def _telegram_api(cls, value: str) -> str:
         return _check_http_url(value, "the Bot API base")
+
+    @field_validator("price_coingecko_url", "price_kraken_url", "price_binance_url")
+    @classmethod
+    def _price_url(cls, value: str) -> str:
+        return _check_http_url(value, "a price source's base URL")
 
     @field_validator("public_url", "trongrid_url")
     @classmethod

@@ -1,0 +1,59 @@
+"""One payment check from start to end: the function the shop's runner and the CLI both call."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import aiohttp
+from pydantic import SecretStr
+
+from sponsorbot.config import TronNetwork
+from sponsorbot.tron.address import parse_address
+from sponsorbot.tron.client import TronGrid
+from sponsorbot.tron.networks import network_of_link, parse_hash
+from sponsorbot.tron.verifier import WRONG_NETWORK, Verdict, verify
+
+__all__ = ["verify_hash"]
+
+
+async def verify_hash(
+    session: aiohttp.ClientSession,
+    trongrid_url: str,
+    api_key: SecretStr | str | None,
+    tx_hash: str,
+    network: TronNetwork,
+    address_text: str,
+    approved_at: datetime,
+    trx_rate: Decimal | None,
+    *,
+    accept_trx: bool,
+    timeout_s: float = 5.0,
+) -> Verdict:
+    """Look ``tx_hash`` up on TronGrid and judge it as a payment to ``address_text``.
+
+    ``tx_hash`` may be the hash or a TronScan link; a link naming another network is rejected
+    as ``wrong_network`` without a lookup (its hash would only be ``unknown`` here, for 15
+    minutes). Raises :class:`~sponsorbot.tron.networks.HashError` or
+    :class:`~sponsorbot.tron.address.AddressError` for bad input, and
+    :class:`~sponsorbot.tron.client.TronGridError` when TronGrid gives no usable answer (try
+    again later).
+    """
+    clean_hash = parse_hash(tx_hash)
+    address = parse_address(address_text)
+    linked = network_of_link(tx_hash)
+    if linked is not None and linked != network:
+        return Verdict("reject", WRONG_NETWORK)
+    grid = TronGrid(session, trongrid_url, api_key, timeout_s=timeout_s)
+    transaction = await grid.transaction(clean_hash)
+    # An unknown hash has no info either: one lookup is enough to say so.
+    info = await grid.transaction_info(clean_hash) if transaction else None
+    return verify(
+        transaction,
+        info,
+        network=network,
+        address=address,
+        approved_at=approved_at,
+        accept_trx=accept_trx,
+        trx_rate=trx_rate,
+    )
