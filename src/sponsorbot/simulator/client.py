@@ -295,6 +295,214 @@ class SimulatorClient:
         result: dict[str, int] = await self._call("limits", body)
         return result
 
+    # The simulated chain (TronGrid) ------------------------------------------------------
+
+    @property
+    def trongrid_url(self) -> str:
+        """Where the simulated TronGrid answers (and the price sources: the same root)."""
+        return self.base_url
+
+    async def _tron_transfer(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(f"tron/{kind}", body)
+        return result
+
+    @staticmethod
+    def _transfer_body(
+        sender: str,
+        recipient: str,
+        amount: str,
+        solidify: str,
+        solidify_after_s: float | None,
+        timestamp_ms: int | None,
+    ) -> dict[str, Any]:
+        return {
+            "from": sender,
+            "to": recipient,
+            "amount": amount,
+            "solidify": solidify,
+            "solidify_after_s": solidify_after_s,
+            "timestamp_ms": timestamp_ms,
+        }
+
+    async def tron_usdt(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """Pay ``amount`` (decimal string) USDT through the network's official contract.
+        ``solidify``: default (19 blocks), now or never (until :meth:`tron_solidify`);
+        ``solidify_after_s`` instead; ``timestamp_ms`` fakes the payer's raw_data.timestamp.
+        Answers the summary: ``hash``, ``block_number``, ``block_timestamp``, ``solid``..."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("usdt", body)
+
+    async def tron_usdt_revert(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """A USDT transfer that fails: REVERT, result FAILED, no Transfer log."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("usdt_revert", body)
+
+    async def tron_lookalike(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        contract: str | None = None,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """A transfer of a fake token named "USDT" (``contract``, or the network's look-alike:
+        see :meth:`tron_status`), with the same Transfer log shape."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("lookalike", body | {"contract": contract})
+
+    async def tron_foreign_usdt(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        network: str | None = None,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """A transfer through another network's official USDT contract (``network``; by
+        default nile on mainnet, else mainnet's), on the chain being served."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("foreign_usdt", body | {"network": network})
+
+    async def tron_trx(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """Pay ``amount`` TRX (decimal string, sent as sun) in a TransferContract."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("trx", body)
+
+    async def tron_trc10(
+        self,
+        sender: str,
+        recipient: str,
+        amount: str,
+        *,
+        asset_id: str = "1002000",
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """A TRC-10 transfer (TransferAssetContract) of ``asset_id``, 6 decimals."""
+        body = self._transfer_body(
+            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
+        )
+        return await self._tron_transfer("trc10", body | {"asset_id": asset_id})
+
+    async def tron_solidify(self, tx_hash: str) -> dict[str, Any]:
+        """Make the transaction solid now; its summary."""
+        result: dict[str, Any] = await self._call("tron/solidify", {"hash": tx_hash})
+        return result
+
+    async def tron_transaction(self, tx_hash: str) -> dict[str, Any]:
+        """One transaction's summary (404 if the network served has no such hash)."""
+        result: dict[str, Any] = await self._call("tron/transaction", {"hash": tx_hash}, get=True)
+        return result
+
+    async def tron_transactions(self) -> list[dict[str, Any]]:
+        """Every transaction of the network served, oldest first."""
+        result: list[dict[str, Any]] = await self._call("tron/transactions", get=True)
+        return result
+
+    async def tron_create_wallet(self, trx: str = "10000", usdt: str = "1000") -> dict[str, Any]:
+        """A new random address with balances: ``{"address", "hex", "network", "trx", "usdt"}``."""
+        result: dict[str, Any] = await self._call("tron/wallets", {"trx": trx, "usdt": usdt})
+        return result
+
+    async def tron_wallet(self, address: str) -> dict[str, Any]:
+        """A control-made wallet with its balances now."""
+        result: dict[str, Any] = await self._call("tron/wallets", {"address": address}, get=True)
+        return result
+
+    async def tron_status(self) -> dict[str, Any]:
+        """Network, its USDT and look-alike contracts, head and solid blocks, key, faults."""
+        result: dict[str, Any] = await self._call("tron/status", get=True)
+        return result
+
+    async def tron_set_network(
+        self, network: str | None = None, solidify_blocks: int | None = None
+    ) -> dict[str, Any]:
+        """Serve mainnet, nile or shasta; change how many blocks a transaction waits to be
+        solid. Answers :meth:`tron_status`."""
+        body = {"network": network, "solidify_blocks": solidify_blocks}
+        result: dict[str, Any] = await self._call("tron/network", body)
+        return result
+
+    async def tron_require_api_key(self, key: str | None) -> None:
+        """Require ``key`` in TRON-PRO-API-KEY (None: no key needed)."""
+        await self._call("tron/api_key", {"key": key} if key is not None else {})
+
+    async def tron_fault(self, kind: str, count: int = 1) -> int:
+        """The next ``count`` TronGrid calls answer ``kind`` (429, 500 or garbage); returns
+        how many faults are queued."""
+        result = await self._call("tron/faults", {"kind": kind, "count": count})
+        return int(result["faults_queued"])
+
+    async def tron_clear_faults(self) -> None:
+        """No more queued TronGrid faults."""
+        await self._call("tron/faults/clear")
+
+    # Price sources -----------------------------------------------------------------------
+
+    async def prices(self) -> dict[str, dict[str, Any]]:
+        """Each source's ``{"price", "down"}`` (down: None, "500", "429" or "garbage")."""
+        result: dict[str, dict[str, Any]] = await self._call("prices", get=True)
+        return result
+
+    async def set_price(self, price: str, source: str | None = None) -> dict[str, dict[str, Any]]:
+        """USD per TRX (decimal string) at ``source`` (coingecko, kraken, binance; None: all)."""
+        result: dict[str, dict[str, Any]] = await self._call(
+            "prices", {"price": price, "source": source}
+        )
+        return result
+
+    async def price_down(self, source: str | None = None, mode: str = "500") -> None:
+        """Take ``source`` (None: all) down: it answers 500, 429 or garbage."""
+        await self._call("prices/down", {"source": source, "mode": mode})
+
+    async def price_up(self, source: str | None = None) -> None:
+        """Bring ``source`` (None: all) back."""
+        await self._call("prices/up", {"source": source})
+
     # Reading -----------------------------------------------------------------------------
 
     async def read_chat(self, user_id: int, bot: BotRef) -> list[dict[str, Any]]:

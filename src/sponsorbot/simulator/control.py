@@ -432,9 +432,15 @@ def _endpoint(action: Action, reading: bool) -> Callable[[web.Request], Awaitabl
     return endpoint
 
 
+def mount(app: web.Application, actions: dict[str, Action], reads: dict[str, Action]) -> None:
+    """Serve ``actions`` as POST and ``reads`` as GET under ``/_sim/``, with this module's
+    answers and errors (the chain's and the price sources' controls use it too)."""
+    for path, action in actions.items():
+        app.router.add_post(f"/_sim/{path}", _endpoint(action, reading=False))
+    for path, action in reads.items():
+        app.router.add_get(f"/_sim/{path}", _endpoint(action, reading=True))
+
+
 def setup(app: web.Application) -> None:
     """Add the control API's routes to ``app``."""
-    for path, action in ROUTES.items():
-        app.router.add_post(f"/_sim/{path}", _endpoint(action, reading=False))
-    for path, action in READ_ROUTES.items():
-        app.router.add_get(f"/_sim/{path}", _endpoint(action, reading=True))
+    mount(app, ROUTES, READ_ROUTES)

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from sponsorbot.simulator import botapi, control, phone
+from sponsorbot.simulator import botapi, control, phone, prices, troncontrol, trongrid
 from sponsorbot.simulator.botapi import SIMULATOR_KEY
 from sponsorbot.simulator.state import Options, Simulator
 
@@ -20,12 +20,16 @@ MAX_BODY = 50 * 1024 * 1024
 
 def create_app(**options: Any) -> web.Application:
     """Build the simulator app; ``options`` are the fields of :class:`Options`
-    (seed, latency_ms, jitter_ms, per_bot_per_second, per_chat_per_second, ...)."""
+    (seed, latency_ms, jitter_ms, per_bot_per_second, per_chat_per_second, tron_network,
+    tron_api_key, trx_price, ...)."""
     sim = Simulator(Options(**options))
     app = web.Application(client_max_size=MAX_BODY)
     app[SIMULATOR_KEY] = sim
     app.router.add_route("*", "/bot{token}/{method}", botapi.handle)
     control.setup(app)
+    troncontrol.setup(app)
+    trongrid.setup(app)
+    prices.setup(app)
     phone.setup(app)
 
     async def close(_app: web.Application) -> None:
@@ -43,7 +47,10 @@ async def serve(host: str, port: int, **options: Any) -> None:
     try:
         site = web.TCPSite(runner, host, port, backlog=1024)
         await site.start()
-        print(f"Telegram simulator on http://{host}:{port} (phone: /_sim/phone)", flush=True)
+        print(
+            f"Telegram, TronGrid and price simulator on http://{host}:{port} (phone: /_sim/phone)",
+            flush=True,
+        )
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()

@@ -8,7 +8,9 @@ from typing import Any
 
 from sponsorbot.simulator.calllog import CallLog
 from sponsorbot.simulator.limits import Faults, FloodLimiter, Latency
+from sponsorbot.simulator.market import DEFAULT_PRICE, Prices
 from sponsorbot.simulator.params import Params
+from sponsorbot.simulator.tron import SOLIDIFY_BLOCKS, Chain
 from sponsorbot.simulator.webhooks import Webhooks
 from sponsorbot.simulator.world import Bot, World
 
@@ -26,6 +28,13 @@ class Options:
     webhook_timeout: float = 10.0
     callback_timeout: float = 15.0
     poll_timeout_cap: float = 50.0
+    # The simulated TronGrid: the network it serves, the TRON-PRO-API-KEY it requires (None:
+    # none), and how many 3 s blocks a new transaction waits to be solid.
+    tron_network: str = "mainnet"
+    tron_api_key: str | None = None
+    tron_solidify_blocks: int = SOLIDIFY_BLOCKS
+    # USD per TRX at every simulated price source when the simulator starts (or is reset).
+    trx_price: str = DEFAULT_PRICE
 
 
 class Simulator:
@@ -43,9 +52,22 @@ class Simulator:
         self.faults = Faults(options.seed)
         self.latency = Latency(options.latency_ms, options.jitter_ms, options.seed)
         self.calls = CallLog()
+        self.tron = Chain(
+            clock=self._clock,
+            seed=options.seed,
+            network=options.tron_network,
+            api_key=options.tron_api_key,
+            solidify_blocks=options.tron_solidify_blocks,
+        )
+        self.prices = Prices(options.trx_price)
+
+    def _clock(self) -> float:
+        # Through the world on every call: a reset makes a new world with its own clock.
+        return self.world.clock()
 
     async def reset(self) -> None:
-        """Back to an empty world with the same seed; limits, faults and latency as started."""
+        """Back to an empty world with the same seed; limits, faults and latency as started;
+        an empty chain on the network it started with, prices as started."""
         await self.webhooks.stop_all()
         self._fresh()
 

@@ -1,0 +1,196 @@
+"""The simulated TronGrid's HTTP routes: java-tron's ``/wallet*`` API and the v1 events.
+
+It answers as TronGrid in front of java-tron does, down to the odd parts a client must live
+with: an unknown hash is ``{}`` with status 200; a value that is not hex is an ``{"Error"}``
+body with status 200 (the servlet catches every exception and prints it); the solidity node
+shows a transaction only once it is solid. Faults queued through the control API come first,
+then the ``TRON-PRO-API-KEY`` check when the simulator was told to require a key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from sponsorbot.simulator import tronshapes
+from sponsorbot.simulator.botapi import SIMULATOR_KEY
+from sponsorbot.simulator.tron import Chain, Tx
+
+Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+RATE_LIMITED = "The key exceeds the frequency limit(15), and the query server is suspended for 30s"
+NO_KEY = "ApiKey not exists"
+SERVER_ERROR_PAGE = (
+    "<html>\r\n<head><title>500 Internal Server Error</title></head>\r\n<body>\r\n"
+    "<center><h1>500 Internal Server Error</h1></center>\r\n</body>\r\n</html>\r\n"
+)
+# A body cut off mid-way: what a client sees when a proxy drops the connection.
+GARBAGE = b'{"ret":[{"contractRet":"SUCC'
+_HEX = re.compile(r"[0-9a-fA-F]*")
+_TX_ID = re.compile(r"[0-9a-fA-F]{64}")
+_JSON = "application/json"
+
+
+class NodeError(Exception):
+    """An exception the java-tron servlet would print as ``{"Error": "class X : message"}``."""
+
+    def __init__(self, java_class: str, message: str) -> None:
+        super().__init__(f"class {java_class} : {message}")
+
+
+def _node(data: Any, status: int = 200) -> web.Response:
+    # The servlets println() their JSON: the body ends with a newline.
+    return web.Response(
+        body=orjson.dumps(data) + b"\n", status=status, content_type=_JSON, charset="utf-8"
+    )
+
+
+def _v1(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(data), status=status, content_type=_JSON, charset="utf-8")
+
+
+def _chain(request: web.Request) -> Chain:
+    return request.app[SIMULATOR_KEY].tron
+
+
+def _refusal(request: web.Request, v1: bool) -> web.Response | None:
+    """A queued fault or a missing/wrong API key, or None to answer normally."""
+    chain = _chain(request)
+    fault = chain.take_fault()
+    if fault == "429":
+        if v1:
+            return _v1({"success": False, "error": RATE_LIMITED, "statusCode": 429}, 429)
+        return _node({"Error": RATE_LIMITED}, 429)
+    if fault == "500":
+        return web.Response(text=SERVER_ERROR_PAGE, status=500, content_type="text/html")
+    if fault == "garbage":
+        return web.Response(body=GARBAGE, content_type=_JSON)
+    if chain.api_key is not None and request.headers.get("TRON-PRO-API-KEY") != chain.api_key:
+        # TronGrid answers a bad key this way on both its node API and its v1 API.
+        return _node({"Error": NO_KEY}, 401)
+    return None
+
+
+def _hex(value: str, java_class: str, message: str) -> str:
+    """java-tron's ByteArray.fromHexString: drops 0x, pads an odd length with a 0."""
+    digits = value.removeprefix("0x")
+    if not _HEX.fullmatch(digits):
+        raise NodeError(java_class, message)
+    return ("0" + digits if len(digits) % 2 else digits).lower()
+
+
+async def _query(request: web.Request) -> tuple[str, bool]:
+    """The hash (lower-case hex, any length) and ``visible`` of a GET or POST call."""
+    if request.method == "GET":
+        visible = request.query.get("visible", "").lower() == "true"
+        return (
+            _hex(
+                request.query.get("value", ""),
+                "org.bouncycastle.util.encoders.DecoderException",
+                "exception decoding Hex string: invalid characters encountered in Hex string",
+            ),
+            visible,
+        )
+    text = await request.text()
+    if not text.strip():
+        return "", False
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise NodeError("com.alibaba.fastjson.JSONException", f"syntax error, {exc}") from exc
+    if not isinstance(body, dict):
+        raise NodeError("com.alibaba.fastjson.JSONException", "can not cast to JSONObject.")
+    # Boolean.parseBoolean of the value's text: only "true", in any case, is true.
+    visible = str(body.get("visible", "")).lower() == "true"
+    value = body.get("value", "")
+    column = text.find('"value"') + 1
+    parse_error = "org.tron.core.services.http.JsonFormat$ParseException"
+    if not isinstance(value, str):
+        raise NodeError(parse_error, f"1:{column}: Expected string.")
+    return _hex(value, parse_error, f"1:{column}: invalidate hex String"), visible
+
+
+def _lookup(request: web.Request, tx_hash: str, solidity: bool) -> Tx | None:
+    chain = _chain(request)
+    tx = chain.find(tx_hash) if len(tx_hash) == 64 else None
+    if tx is None or (solidity and not tx.solid(chain.now_ms())):
+        return None
+    return tx
+
+
+def _by_id(render: Callable[[Tx, bool], dict[str, Any]], solidity: bool) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        refused = _refusal(request, v1=False)
+        if refused is not None:
+            return refused
+        try:
+            tx_hash, visible = await _query(request)
+        except NodeError as exc:
+            return _node({"Error": str(exc)})
+        tx = _lookup(request, tx_hash, solidity)
+        return _node({} if tx is None else render(tx, visible))
+
+    return handle
+
+
+def _now_block(solidity: bool) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        refused = _refusal(request, v1=False)
+        if refused is not None:
+            return refused
+        try:
+            _, visible = await _query(request)
+        except NodeError as exc:
+            return _node({"Error": str(exc)})
+        return _node(tronshapes.block(_chain(request), solidity, visible))
+
+    return handle
+
+
+def _flag(request: web.Request, snake: str, camel: str) -> bool:
+    # TronGrid takes its query options in snake_case or camelCase.
+    return (request.query.get(snake) or request.query.get(camel) or "").lower() == "true"
+
+
+async def transaction_events(request: web.Request) -> web.Response:
+    """GET /v1/transactions/{id}/events: the transaction's decoded events."""
+    refused = _refusal(request, v1=True)
+    if refused is not None:
+        return refused
+    tx_id = request.match_info["id"]
+    if not _TX_ID.fullmatch(tx_id):
+        return _v1(
+            {"success": False, "error": "Invalid transaction id provided", "statusCode": 400}, 400
+        )
+    confirmed = _flag(request, "only_confirmed", "onlyConfirmed")
+    unconfirmed = _flag(request, "only_unconfirmed", "onlyUnconfirmed")
+    if confirmed and unconfirmed:
+        error = "Cannot use only_confirmed and only_unconfirmed at the same time"
+        return _v1({"success": False, "error": error, "statusCode": 400}, 400)
+    chain = _chain(request)
+    tx = chain.find(tx_id)
+    data: list[dict[str, Any]] = []
+    if tx is not None:
+        solid = tx.solid(chain.now_ms())
+        if not (confirmed and not solid) and not (unconfirmed and solid):
+            data = tronshapes.events(tx, solid)
+    meta = {"at": chain.now_ms(), "page_size": len(data)}
+    return _v1({"data": data, "success": True, "meta": meta})
+
+
+def setup(app: web.Application) -> None:
+    """Add TronGrid's routes (full node, solidity node and v1 events) to ``app``."""
+    for prefix, solidity in (("wallet", False), ("walletsolidity", True)):
+        routes = {
+            "gettransactionbyid": _by_id(tronshapes.transaction, solidity),
+            "gettransactioninfobyid": _by_id(tronshapes.info, solidity),
+            "getnowblock": _now_block(solidity),
+        }
+        for name, handler in routes.items():
+            app.router.add_get(f"/{prefix}/{name}", handler)
+            app.router.add_post(f"/{prefix}/{name}", handler)
+    app.router.add_get("/v1/transactions/{id}/events", transaction_events)
