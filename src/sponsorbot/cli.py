@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated
 
+import aiohttp
 import typer
 
 from sponsorbot import __version__
-from sponsorbot.config import Role, Settings, SettingsError, load_settings
+from sponsorbot.config import Role, Settings, SettingsError, TronNetwork, load_settings
 from sponsorbot.logs import configure_logging
+from sponsorbot.tron.address import AddressError
+from sponsorbot.tron.check import verify_hash
+from sponsorbot.tron.client import TronGridError
+from sponsorbot.tron.networks import HashError
 
 app = typer.Typer(
     help="Sponsorbot: Telegram uploader bots with a forced-join gate, on PostgreSQL alone.",
@@ -295,6 +304,69 @@ def loadtest(
         typer.echo(f"figures written to {json_path}")
     if plot is not None:
         typer.echo(f"plot drawn in {plot}")
+
+
+payments_app = typer.Typer(help="TRON payments of the ad shop.", no_args_is_help=True)
+app.add_typer(payments_app, name="payments")
+
+
+@payments_app.command("verify")
+def payments_verify(
+    tx_hash: Annotated[str, typer.Argument(help="The transaction hash, or its TronScan link.")],
+    network: Annotated[TronNetwork, typer.Option(help="The TRON network the shop takes.")],
+    address: Annotated[str, typer.Option(help="The shop's address (T...).")],
+    approved_at: Annotated[
+        str, typer.Option(help="When the order was approved (ISO 8601 with a time zone).")
+    ],
+    trx_rate: Annotated[
+        str | None,
+        typer.Option(help="USDT per TRX locked at approval (TRX is credited in USDT with it)."),
+    ] = None,
+) -> None:
+    """Judge one transaction as the shop's runner would, against SPONSORBOT_TRONGRID_URL,
+    printing one JSON line (verdict, reason, coin, amount, from, to, credited_usdt)."""
+    settings = _settings()
+    try:
+        approved = datetime.fromisoformat(approved_at)
+    except ValueError:
+        raise _fail(f"--approved-at is not an ISO 8601 time: {approved_at!r}") from None
+    if approved.tzinfo is None:
+        raise _fail("--approved-at needs a time zone (for example 2026-12-01T10:00:00Z)")
+    rate: Decimal | None = None
+    if trx_rate is not None:
+        try:
+            rate = Decimal(trx_rate)
+        except InvalidOperation:
+            rate = None
+        if rate is None or not rate.is_finite() or rate <= 0:
+            raise _fail(f"--trx-rate is not a positive number: {trx_rate!r}")
+    base = (
+        settings.trongrid_url
+        or settings.model_copy(update={"tron_network": network}).resolved_trongrid_url
+    )
+
+    async def _verify() -> dict[str, str | None]:
+        async with aiohttp.ClientSession() as session:
+            verdict = await verify_hash(
+                session,
+                base,
+                settings.trongrid_api_key,
+                tx_hash,
+                network,
+                address,
+                approved,
+                rate,
+                accept_trx=True,
+            )
+        return verdict.to_json()
+
+    try:
+        line = asyncio.run(_verify())
+    except (HashError, AddressError) as exc:
+        raise _fail(str(exc)) from None
+    except TronGridError as exc:
+        raise _fail(f"TronGrid gave no usable answer: {exc}", 1) from None
+    typer.echo(json.dumps(line))
 
 
 def main() -> None:

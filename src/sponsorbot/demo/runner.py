@@ -29,7 +29,7 @@ import asyncpg
 from sponsorbot.config import load_settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
-from sponsorbot.demo import broadcasts, campaigns, history, setup
+from sponsorbot.demo import broadcasts, campaigns, history, setup, shop
 from sponsorbot.demo.trickle import Trickle
 from sponsorbot.demo.world import SEED, World, build
 from sponsorbot.loadtest.processes import Cluster, wait_http
@@ -75,6 +75,11 @@ def _environment(options: Options, sim_url: str) -> dict[str, str]:
     env.update(
         SPONSORBOT_DATA_DIR=str(options.data_dir),
         SPONSORBOT_TELEGRAM_API=sim_url,
+        # The simulator stands in for TronGrid and the TRX price sources too.
+        SPONSORBOT_TRONGRID_URL=sim_url,
+        SPONSORBOT_PRICE_COINGECKO_URL=sim_url,
+        SPONSORBOT_PRICE_KRAKEN_URL=sim_url,
+        SPONSORBOT_PRICE_BINANCE_URL=sim_url,
         SPONSORBOT_HOST="127.0.0.1",
         SPONSORBOT_PORT=str(options.port),
         SPONSORBOT_LOG_LEVEL="WARNING",
@@ -193,6 +198,8 @@ class Demo:
                 # the bot any moment after, is not among the finished broadcast's recipients.
                 await broadcasts.block_late(pool, self.sim, made)
                 log.info("broadcasts sent after %.1f s", time.monotonic() - began)
+                await shop.create(api, pool, self.sim, bots[0], now)
+                log.info("shop set up after %.1f s", time.monotonic() - began)
         finally:
             await api.close()
             await setup.revoke(pool, token_id)

@@ -18,6 +18,7 @@ from sponsorbot.features import (
     channels,
     content,
     gate,
+    shop,
     stats,
 )
 from sponsorbot.features.base import Feature, Features, Options, Shared
@@ -37,6 +38,7 @@ FEATURES: tuple[Feature, ...] = (
     gate.FEATURE,
     campaigns.FEATURE,
     broadcasts.FEATURE,
+    shop.FEATURE,
 )
 
 

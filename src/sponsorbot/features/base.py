@@ -33,6 +33,7 @@ class Options:
     channel_check_every_s: float = 600.0
     campaign_check_every_s: float = 1.0
     broadcast_every_s: float = 1.0
+    shop_check_every_s: float = 3.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,17 @@ ORDER BY c.id
 """
 SETTINGS = "SELECT storage_chat_id, texts FROM bot_settings WHERE bot_id = $1"
 UPLOADERS = "SELECT user_id FROM uploaders WHERE bot_id = $1"
+# The ad shop: whether the welcome offers it, and the paid banners shown after content.
+SHOP = """
+SELECT s.enabled,
+       COALESCE((SELECT array_agg(o.material ORDER BY o.id) FROM (
+                     SELECT id, material FROM shop_orders
+                     WHERE bot_id = $1 AND kind = 'banner' AND state = 'running'
+                       AND ends_at > now()
+                     ORDER BY id LIMIT 2) o), '{}') AS banners
+FROM (SELECT $1::bigint AS bot_id) b
+LEFT JOIN shop_settings s ON s.bot_id = b.bot_id
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +73,14 @@ class GateChannel:
 
 
 @dataclass(frozen=True, slots=True)
+class Banner:
+    """A paid banner: a line of text and its link, sent after delivered content."""
+
+    text: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
 class BotConfig:
     """What a handler needs to know about its bot's gate."""
 
@@ -69,15 +88,18 @@ class BotConfig:
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
     uploaders: frozenset[int] = frozenset()
     storage_chat_id: int | None = None
+    shop_enabled: bool = False
+    banners: tuple[Banner, ...] = ()
 
 
 async def load(pool: asyncpg.Pool, bot_id: int) -> BotConfig:
-    """Read a bot's configuration (three cheap indexed reads)."""
+    """Read a bot's configuration (five cheap indexed reads)."""
     async with pool.acquire() as conn:
         gate = await conn.fetch(GATE, bot_id)
         slots = await conn.fetch(CAMPAIGN_SLOTS, bot_id)
         settings = await conn.fetchrow(SETTINGS, bot_id)
         uploaders = await conn.fetch(UPLOADERS, bot_id)
+        shop = await conn.fetchrow(SHOP, bot_id)
     texts: dict[str, Any] = settings["texts"] if settings else {}
     channels = [
         GateChannel(
@@ -95,6 +117,8 @@ async def load(pool: asyncpg.Pool, bot_id: int) -> BotConfig:
         texts={k: dict(v) for k, v in texts.items() if isinstance(v, dict)},
         uploaders=frozenset(r["user_id"] for r in uploaders),
         storage_chat_id=settings["storage_chat_id"] if settings else None,
+        shop_enabled=bool(shop["enabled"]),
+        banners=tuple(Banner(str(b["text"]), str(b["url"])) for b in shop["banners"]),
     )
 
 

@@ -11,9 +11,11 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
+from sponsorbot.features.texts_shop import SHOP_TEXTS
+
 LANGUAGES = ("en", "fa")
 
-DEFAULTS: dict[str, dict[str, str]] = {
+_VISITOR: dict[str, dict[str, str]] = {
     "en": {
         "welcome": "Hello! Open a content link to get its file.",
         "unknown_code": "Sorry, this link is not valid or the content is no longer available.",
@@ -53,6 +55,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "channel_refused": "این کانال اضافه نشد: {reason}",
     },
 }
+# The shop talks to advertisers, who are visitors of the bot too.
+DEFAULTS = {lang: {**_VISITOR[lang], **SHOP_TEXTS[lang]} for lang in LANGUAGES}
 KEYS = frozenset(DEFAULTS["en"])
 MAX_TEXT = 1000
 

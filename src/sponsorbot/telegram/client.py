@@ -73,6 +73,10 @@ class BotApi:
         """A :class:`Bot` calling through this client with ``token``."""
         return Bot(self, token)
 
+    def session(self) -> aiohttp.ClientSession:
+        """The process's HTTP session, for other APIs (TronGrid, price sources) to share."""
+        return self._get_session()
+
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
             raise RuntimeError("BotApi is closed")

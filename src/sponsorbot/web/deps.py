@@ -15,6 +15,7 @@ from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
+from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.stats.queries import Statistics
 
 
@@ -30,6 +31,7 @@ class Services:
     statistics: Statistics
     campaigns: CampaignService
     broadcasts: BroadcastService
+    shop: ShopService
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -43,6 +45,7 @@ class Services:
             features.get(Statistics),
             features.get(CampaignService),
             features.get(BroadcastService),
+            features.get(ShopService),
         )
 
 

@@ -23,6 +23,7 @@ from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
 from sponsorbot.features.people import seen
+from sponsorbot.features.shop.buttons import AdMenu
 from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.features.texts import escape, language_of, render
 
@@ -104,7 +105,11 @@ class Visitor:
         """Anything no feature took (no code, a word, a sticker): the welcome text."""
         turn = await self._turn(message["from"], ctx)
         seen(ctx.uow, turn.user)
-        turn.reply("welcome")
+        markup = None
+        if turn.config.shop_enabled:
+            label = turn.text("shop_button", html=False)
+            markup = {"inline_keyboard": [[{"text": label, "callback_data": AdMenu().pack()}]]}
+        ctx.uow.queue(calls.send_message(turn.user_id, turn.text("welcome"), markup=markup))
 
     async def start(self, message: dict[str, Any], ctx: Context) -> None:
         """/start with a code: the content at once, or the gate first."""
@@ -286,6 +291,10 @@ def deliver(
             refs.append(ref)
     if auto_delete_s:
         _auto_delete(uow, user_id, prefix, refs, auto_delete_s, lang, config)
+    for banner in config.banners:
+        label = render("shop_banner_open", lang, config.texts, html=False)
+        markup = {"inline_keyboard": [[{"text": label, "url": banner.url}]]}
+        uow.queue(calls.send_message(user_id, escape(banner.text), markup=markup))
     events.add(EventKind.CONTENT_SENT, user_id, content_id=content["id"])
 
 

@@ -1,5 +1,5 @@
 """The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
-campaigns, broadcasts."""
+campaigns, broadcasts, the ad shop."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sponsorbot.web.api import (
     routes_campaigns,
     routes_channels,
     routes_content,
+    routes_shop,
     routes_tokens,
 )
 from sponsorbot.web.api.errors import install_errors
@@ -42,6 +43,7 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_content.router, tags=["content"])
     api.include_router(routes_campaigns.router, tags=["campaigns"])
     api.include_router(routes_broadcasts.router, tags=["broadcasts"])
+    api.include_router(routes_shop.router, tags=["ad shop"])
     app.include_router(api)
     install_errors(app)
     _describe_json_body(app)

@@ -1,0 +1,342 @@
+"""The advertiser's side, inside the bot: /advertise → a product → the material → summary →
+submit, /cancel at any step; later the transaction hash, as text or a TronScan link.
+
+Where the advertiser stands is their conversation state (`shop:material`, `shop:confirm`), so it
+commits with the update that moved it. Buttons carry only a product id or nothing: what they
+name is looked up again and must belong to this bot (callback data is the client's to forge).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.engine import calls, conversation
+from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
+from sponsorbot.engine.routing import UNHANDLED, Router
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.broadcasts.post import Button, Post, build, check_url
+from sponsorbot.features.channels.service import inspect, parse_ref, refusal
+from sponsorbot.features.content.uploads import forwarded_chat
+from sponsorbot.features.errors import FeatureError
+from sponsorbot.features.people import seen
+from sponsorbot.features.shop import queries
+from sponsorbot.features.shop.buttons import AdCancel, AdMenu, AdProduct, AdSubmit
+from sponsorbot.features.shop.notices import short
+from sponsorbot.features.shop.rules import PAYABLE, show
+from sponsorbot.features.shop.service import enqueue, log_step
+from sponsorbot.features.texts import escape, language_of, render
+from sponsorbot.telegram import TelegramError
+from sponsorbot.tron.networks import HashError, parse_hash
+
+MATERIAL = "shop:material"
+CONFIRM = "shop:confirm"
+ASK = {"gate_slot": "shop_ask_channel", "broadcast": "shop_ask_post", "banner": "shop_ask_banner"}
+MEDIA = {"photo": "photo", "video": "video", "document": "document", "animation": "animation"}
+# A line ending a post that makes a button: "Text - https://..." (a dash or a pipe between).
+BUTTON_LINE = re.compile(r"^(?P<text>.{1,64}?)\s+[-|–]\s+(?P<url>(https?|tg)://\S+)$")
+# Text that looks like an attempt at a hash: long hex, or a TronScan link.
+HASHY = re.compile(r"(?i)^(0x)?[0-9a-f]{30,100}$|tronscan|/transaction/")
+MAX_BANNER = 200
+
+
+class Unusable(Exception):
+    """Material that cannot be used; the message says why, to the advertiser."""
+
+
+def who(person: dict[str, Any]) -> str:
+    """The advertiser's name as the owner sees it."""
+    name = " ".join(str(person.get(k) or "") for k in ("first_name", "last_name")).strip()
+    if person.get("username"):
+        name = f"{name} (@{person['username']})".strip()
+    return name[:200]
+
+
+def post_of(message: dict[str, Any]) -> Post:
+    """A post from what the advertiser sent: text or a captioned file, with button lines."""
+    kind = next((k for k in MEDIA if message.get(k)), None)
+    file_id = None
+    if kind == "photo":
+        file_id = message["photo"][-1]["file_id"]
+    elif kind is not None:
+        file_id = message[kind]["file_id"]
+    raw = str(message.get("caption") if kind else message.get("text") or "")
+    lines = raw.rstrip().split("\n")
+    buttons: list[tuple[Button, ...]] = []
+    while lines and (match := BUTTON_LINE.match(lines[-1].strip())):
+        buttons.insert(0, (Button(match["text"].strip(), check_url(match["url"])),))
+        lines.pop()
+    text = escape("\n".join(lines).strip())
+    if not text and kind is None:
+        raise Unusable("the post has no text")
+    post = Post(text=text, media_kind=kind, file_id=file_id, buttons=tuple(buttons[:10]))
+    build(post)  # Telegram's own checks (length, markup), before anything is saved
+    return post
+
+
+def banner_of(message: dict[str, Any]) -> dict[str, str]:
+    """A banner: a line of text, then its link."""
+    lines = [line.strip() for line in str(message.get("text") or "").split("\n") if line.strip()]
+    if len(lines) != 2:
+        raise Unusable("send two lines: the banner's text, then its link")
+    if len(lines[0]) > MAX_BANNER:
+        raise Unusable(f"the text is longer than {MAX_BANNER} characters")
+    return {"text": lines[0], "url": check_url(lines[1])}
+
+
+def describe(kind: str, material: dict[str, Any]) -> str:
+    """The material in the summary (HTML)."""
+    if kind == "gate_slot":
+        at = f" (@{material['username']})" if material.get("username") else ""
+        return f"📢 {escape(material['title'])}{escape(at)}"
+    if kind == "banner":
+        return f"📝 {escape(material['text'])}\n🔗 {escape(material['url'])}"
+    post = material["post"]
+    text = post["text"] if len(post["text"]) <= 300 else post["text"][:300] + "…"
+    extra = f"\n📎 {post['media_kind']}" if post.get("media_kind") else ""
+    buttons = "".join(f"\n🔘 {escape(b['text'])}" for row in post["buttons"] for b in row)
+    return f"📝 {text}{extra}{buttons}"
+
+
+class Dialogue:
+    """The advertiser's handlers."""
+
+    def __init__(self, config: ConfigCache) -> None:
+        self.config = config
+
+    def router(self) -> Router:
+        """The shop's handlers, before the gate's welcome."""
+        router = Router("shop", ChatType("private"), from_person)
+        router.message(Command("advertise"))(self.menu)
+        router.message(Command("cancel"), State(MATERIAL, CONFIRM))(self.cancel)
+        router.message(State(MATERIAL))(self.material)
+        router.message(self.looks_like_hash)(self.payment)
+        router.callback_query(AdMenu.filter())(self.menu_button)
+        router.callback_query(AdProduct.filter())(self.product)
+        router.callback_query(AdSubmit.filter())(self.submit)
+        router.callback_query(AdCancel.filter())(self.cancel_button)
+        return router
+
+    @staticmethod
+    def looks_like_hash(message: dict[str, Any], _ctx: Context) -> bool:
+        """A router filter: a text that is (or tries to be) a transaction hash or link."""
+        text = message.get("text")
+        return isinstance(text, str) and bool(HASHY.search(text.strip()))
+
+    async def _say(self, ctx: Context, person: dict[str, Any], key: str, **values: Any) -> None:
+        texts = (await self.config.get(ctx.bot.id)).texts
+        text = render(key, language_of(person.get("language_code")), texts, **values)
+        ctx.uow.queue(calls.send_message(int(person["id"]), text))
+
+    async def _menu(self, ctx: Context, person: dict[str, Any]) -> None:
+        config = await self.config.get(ctx.bot.id)
+        lang = language_of(person.get("language_code"))
+        if not config.shop_enabled:
+            await self._say(ctx, person, "shop_closed")
+            return
+        products = await ctx.db.fetch(queries.PRODUCTS, ctx.bot.id, True)
+        if not products:
+            await self._say(ctx, person, "shop_empty")
+            return
+        lines = [render("shop_menu", lang, config.texts)]
+        rows = []
+        for p in products:
+            price = show(p["price_usdt"])
+            detail = f" · {escape(p['description'])}" if p["description"] else ""
+            lines.append(f"• <b>{escape(p['title'])}</b>: {price} USDT{detail}")
+            label = render(
+                "shop_product_button", lang, config.texts, html=False, title=p["title"], price=price
+            )
+            rows.append([{"text": label, "callback_data": AdProduct(p["id"]).pack()}])
+        markup = {"inline_keyboard": rows}
+        ctx.uow.queue(calls.send_message(int(person["id"]), "\n".join(lines), markup=markup))
+
+    async def menu(self, message: dict[str, Any], ctx: Context) -> None:
+        """/advertise: the products with their prices."""
+        seen(ctx.uow, message["from"])
+        conversation.end(ctx.uow, int(message["from"]["id"]))
+        await self._menu(ctx, message["from"])
+
+    async def menu_button(self, query: dict[str, Any], ctx: Context) -> None:
+        """The welcome's button: the same menu."""
+        person = query["from"]
+        ctx.uow.queue(calls.answer_callback(int(person["id"]), query["id"]))
+        await self._menu(ctx, person)
+
+    async def product(self, query: dict[str, Any], ctx: Context) -> None:
+        """A product was picked: ask for its material."""
+        person = query["from"]
+        user_id = int(person["id"])
+        ctx.uow.queue(calls.answer_callback(user_id, query["id"]))
+        pressed = AdProduct.parse(query.get("data"))
+        config = await self.config.get(ctx.bot.id)
+        row = None
+        if pressed is not None and config.shop_enabled:
+            row = await ctx.db.fetchrow(queries.PRODUCT, ctx.bot.id, pressed.product_id)
+        if row is None or not row["active"]:
+            await self._menu(ctx, person)
+            return
+        data = {"product_id": row["id"], "kind": row["kind"]}
+        conversation.begin(ctx.uow, user_id, MATERIAL, data)
+        await self._say(ctx, person, ASK[row["kind"]])
+
+    async def cancel(self, message: dict[str, Any], ctx: Context) -> None:
+        """/cancel during the dialogue."""
+        conversation.end(ctx.uow, int(message["from"]["id"]))
+        await self._say(ctx, message["from"], "shop_cancelled")
+
+    async def cancel_button(self, query: dict[str, Any], ctx: Context) -> None:
+        """The summary's Cancel."""
+        ctx.uow.queue(calls.answer_callback(int(query["from"]["id"]), query["id"]))
+        current = await ctx.conversation()
+        if current is None or current.state not in (MATERIAL, CONFIRM):
+            await self._say(ctx, query["from"], "shop_nothing_open")
+            return
+        conversation.end(ctx.uow, int(query["from"]["id"]))
+        await self._say(ctx, query["from"], "shop_cancelled")
+
+    async def material(self, message: dict[str, Any], ctx: Context) -> object:
+        """The channel, the post or the banner; checked, then the summary."""
+        if command_of(message) is not None:
+            return UNHANDLED  # /start and other commands are not material
+        person = message["from"]
+        current = await ctx.conversation()
+        assert current is not None
+        data = dict(current.data)
+        try:
+            material = await self._material(ctx, data.get("kind", ""), message)
+        except Unusable as exc:
+            await self._say(ctx, person, "shop_bad_material", reason=str(exc))
+            return None
+        except FeatureError as exc:
+            await self._say(ctx, person, "shop_bad_material", reason=exc.message)
+            return None
+        seen(ctx.uow, person)
+        product = await ctx.db.fetchrow(queries.PRODUCT, ctx.bot.id, data.get("product_id") or 0)
+        if product is None:
+            conversation.end(ctx.uow, int(person["id"]))
+            await self._menu(ctx, person)
+            return None
+        data["material"] = material
+        conversation.begin(ctx.uow, int(person["id"]), CONFIRM, data)
+        config = await self.config.get(ctx.bot.id)
+        lang = language_of(person.get("language_code"))
+        text = render(
+            "shop_summary",
+            lang,
+            config.texts,
+            raw={"material": describe(product["kind"], material)},
+            product=product["title"],
+            price=show(product["price_usdt"]),
+        )
+        buttons = [
+            {
+                "text": render("shop_submit_button", lang, config.texts, html=False),
+                "callback_data": AdSubmit().pack(),
+            },
+            {
+                "text": render("shop_cancel_button", lang, config.texts, html=False),
+                "callback_data": AdCancel().pack(),
+            },
+        ]
+        markup = {"inline_keyboard": [buttons]}
+        ctx.uow.queue(calls.send_message(int(person["id"]), text, markup=markup))
+        return None
+
+    async def _material(self, ctx: Context, kind: str, message: dict[str, Any]) -> dict[str, Any]:
+        if kind == "gate_slot":
+            return await self._channel(ctx, message)
+        if kind == "broadcast":
+            return {"post": post_of(message).as_json()}
+        if kind == "banner":
+            return banner_of(message)
+        raise Unusable("this product is no longer sold")
+
+    async def _channel(self, ctx: Context, message: dict[str, Any]) -> dict[str, Any]:
+        forwarded = forwarded_chat(message)
+        if forwarded is not None:
+            ref: int | str = int(forwarded["id"])
+        else:
+            ref = parse_ref(str(message.get("text") or ""))
+        try:
+            check = await inspect(ctx.telegram, ctx.bot.id, ref)
+        except TelegramError as exc:
+            if exc.is_transient:
+                raise
+            raise Unusable(exc.description) from None
+        if check.missing:
+            raise Unusable(refusal(check.title, check.missing))
+        return {"chat_id": check.chat_id, "title": check.title, "username": check.username}
+
+    async def submit(self, query: dict[str, Any], ctx: Context) -> None:
+        """Submit: a new order, or the changed material of one sent back."""
+        person = query["from"]
+        user_id = int(person["id"])
+        ctx.uow.queue(calls.answer_callback(user_id, query["id"]))
+        current = await ctx.conversation()
+        if current is None or current.state != CONFIRM:
+            await self._say(ctx, person, "shop_nothing_open")
+            return
+        data = current.data
+        lang = language_of(person.get("language_code"))
+        bot_id = ctx.bot.id
+        revised = data.get("order_id")
+        texts = (await self.config.get(bot_id)).texts
+
+        async def save(conn: asyncpg.Connection) -> None:
+            if revised is not None:
+                order_id = await conn.fetchval(
+                    queries.RESUBMIT, bot_id, revised, data["material"], user_id
+                )
+                kind = "resubmitted"
+            else:
+                order_id = await conn.fetchval(
+                    queries.INSERT_ORDER,
+                    bot_id,
+                    data["product_id"],
+                    user_id,
+                    who(person),
+                    lang,
+                    data["material"],
+                )
+                kind = "submitted"
+            if order_id is None:  # the product was withdrawn, or the order moved on meanwhile
+                text = render("shop_closed", lang, texts)
+            else:
+                await log_step(conn, order_id, kind, f"tg:{user_id}")
+                text = render("shop_submitted", lang, texts, order=order_id)
+            await enqueue(conn, bot_id, [calls.send_message(user_id, text)])
+
+        conversation.end(ctx.uow, user_id)
+        ctx.uow.run_in_transaction(save)
+
+    async def payment(self, message: dict[str, Any], ctx: Context) -> None:
+        """A transaction hash (or its link) for the advertiser's order waiting for payment."""
+        person = message["from"]
+        user_id = int(person["id"])
+        try:
+            tx_hash = parse_hash(str(message.get("text") or ""))
+        except HashError:
+            await self._say(ctx, person, "shop_bad_hash")
+            return
+        order = await ctx.db.fetchrow(queries.OPEN_OF_USER, ctx.bot.id, user_id, list(PAYABLE))
+        if order is None:
+            await self._say(ctx, person, "shop_not_payable")
+            return
+        known = await ctx.db.fetchrow(queries.PAYMENT_OF, order["id"], tx_hash)
+        if known is not None:
+            await self._say(ctx, person, "shop_already_checking", hash=short(tx_hash))
+            return
+        seen(ctx.uow, person)
+        order_id, bot_id = order["id"], ctx.bot.id
+
+        async def insert(conn: asyncpg.Connection) -> None:
+            made = await conn.fetchval(queries.INSERT_PAYMENT, order_id, bot_id, tx_hash, "bot")
+            if made is not None:
+                await log_step(conn, order_id, "hash_submitted", f"tg:{user_id}", hash=tx_hash)
+
+        ctx.uow.run_in_transaction(insert)
+        await self._say(ctx, person, "shop_checking", hash=short(tx_hash))

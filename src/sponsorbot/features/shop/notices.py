@@ -1,0 +1,111 @@
+"""What the shop tells an advertiser, as Bot API calls: built from the order's row, in the
+order's language, with the owner's text overrides. Pure: the callers queue them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sponsorbot.engine import calls
+from sponsorbot.engine.unit import QueuedCall
+from sponsorbot.features.shop.rules import show, trx_to_ask
+from sponsorbot.features.texts import render
+from sponsorbot.tron.address import to_base58
+
+Texts = Mapping[str, Mapping[str, str]]
+NETWORK_NAMES = {"mainnet": "TRON mainnet", "nile": "Nile testnet", "shasta": "Shasta testnet"}
+
+
+def when(at: datetime | None) -> str:
+    """A moment as the advertiser reads it (UTC, to the minute)."""
+    return at.strftime("%Y-%m-%d %H:%M") if at else "?"
+
+
+def short(tx_hash: str) -> str:
+    """A hash shortened for a sentence (the full one is in the panel)."""
+    return f"{tx_hash[:8]}…{tx_hash[-6:]}"
+
+
+def amounts(order: Mapping[str, Any], usdt: Decimal, texts: Texts) -> str:
+    """`usdt` as the order can be paid: in USDT, in TRX at the locked rate, or either."""
+    lang = order["language"]
+    parts = []
+    if order["accept_usdt"]:
+        parts.append(render("shop_amount_usdt", lang, texts, usdt=show(usdt)))
+    rate = order["usdt_per_trx"]
+    if order["accept_trx"] and rate:
+        trx = trx_to_ask(usdt, rate)
+        parts.append(render("shop_amount_trx", lang, texts, trx=show(trx), rate=show(rate)))
+    return render("shop_or", lang, texts).join(parts)
+
+
+def say(order: Mapping[str, Any], key: str, texts: Texts, **values: Any) -> QueuedCall:
+    """A plain message to the order's advertiser."""
+    text = render(key, order["language"], texts, order=order["id"], **values)
+    return calls.send_message(int(order["user_id"]), text)
+
+
+def payment_request(order: Mapping[str, Any], texts: Texts) -> QueuedCall:
+    """The address, the amounts and the deadline, after approval."""
+    lang = order["language"]
+    left = order["price_usdt"] - order["paid_usdt"]
+    text = render(
+        "shop_pay",
+        lang,
+        texts,
+        raw={"amounts": amounts(order, left, texts)},
+        order=order["id"],
+        network=NETWORK_NAMES[order["network"]],
+        address=to_base58(bytes(order["address"])),
+        expires=when(order["expires_at"]),
+    )
+    return calls.send_message(int(order["user_id"]), text)
+
+
+def still_due(order: Mapping[str, Any], texts: Texts, key: str = "shop_still_due") -> QueuedCall:
+    """What is left after a part payment (or a reminder of it)."""
+    lang = order["language"]
+    left = order["price_usdt"] - order["paid_usdt"]
+    trx = ""
+    if order["accept_trx"] and order["usdt_per_trx"]:
+        trx = render(
+            "shop_about_trx", lang, texts, trx=show(trx_to_ask(left, order["usdt_per_trx"]))
+        )
+    text = render(
+        key,
+        lang,
+        texts,
+        raw={"trx": trx},
+        order=order["id"],
+        left=show(left),
+        due=when(order["due_at"]),
+    )
+    return calls.send_message(int(order["user_id"]), text)
+
+
+def refusal(
+    order: Mapping[str, Any], tx_hash: str, reason: str, facts: Mapping[str, Any], texts: Texts
+) -> QueuedCall:
+    """Why a transaction does not count, as one sentence with the facts that explain it."""
+    lang = order["language"]
+    to = facts.get("to")
+    because = render(
+        f"shop_reason_{reason}",
+        lang,
+        texts,
+        network=NETWORK_NAMES.get(order["network"] or "", order["network"] or ""),
+        to=to_base58(to) if isinstance(to, bytes) else "?",
+        address=to_base58(bytes(order["address"])) if order["address"] else "?",
+        block_time=when(facts.get("block_time")),
+    )
+    text = render(
+        "shop_payment_refused",
+        lang,
+        texts,
+        raw={"reason": because},
+        hash=short(tx_hash),
+        order=order["id"],
+    )
+    return calls.send_message(int(order["user_id"]), text)

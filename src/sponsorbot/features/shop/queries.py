@@ -1,0 +1,207 @@
+"""The shop's SQL."""
+
+from __future__ import annotations
+
+SETTINGS = """
+SELECT bot_id, enabled, network, address, accept_usdt, accept_trx, api_key, pay_within_h,
+       updated_at
+FROM shop_settings WHERE bot_id = $1
+"""
+SAVE_SETTINGS = """
+INSERT INTO shop_settings (bot_id, enabled, network, address, accept_usdt, accept_trx, api_key,
+                           pay_within_h)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (bot_id) DO UPDATE
+SET enabled = excluded.enabled, network = excluded.network, address = excluded.address,
+    accept_usdt = excluded.accept_usdt, accept_trx = excluded.accept_trx,
+    api_key = excluded.api_key, pay_within_h = excluded.pay_within_h, updated_at = now()
+"""
+
+PRODUCTS = """
+SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position
+FROM shop_products WHERE bot_id = $1 AND ($2::boolean IS NOT TRUE OR active)
+ORDER BY position, id
+"""
+PRODUCT = """
+SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position
+FROM shop_products WHERE bot_id = $1 AND id = $2
+"""
+INSERT_PRODUCT = """
+INSERT INTO shop_products (bot_id, kind, title, description, price_usdt, joins, days, active,
+                           position)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id
+"""
+UPDATE_PRODUCT = """
+UPDATE shop_products
+SET kind = $3, title = $4, description = $5, price_usdt = $6, joins = $7, days = $8,
+    active = $9, position = $10
+WHERE bot_id = $1 AND id = $2
+"""
+DELETE_PRODUCT = "DELETE FROM shop_products WHERE bot_id = $1 AND id = $2"
+
+_ORDER_COLUMNS = """
+o.id, o.bot_id, o.product_id, o.kind, o.title, o.joins, o.days, o.user_id, o.user_name,
+o.language, o.material, o.price_usdt, o.state, o.note, o.network, o.address, o.accept_usdt,
+o.accept_trx, o.approved_at, o.usdt_per_trx, o.rate_source, o.expires_at, o.due_at, o.reminded,
+o.paid_usdt, o.qr_file_id, o.campaign_id, o.broadcast_id, o.started_at, o.ends_at, o.ended_at,
+o.report, o.created_at, o.updated_at
+"""
+ORDER = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1"
+ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 FOR UPDATE"
+# A page of orders, newest first: one bot or all ($1 NULL), one state or all ($2 NULL),
+# before an id ($3 NULL: from the newest).
+ORDERS = f"""
+SELECT {_ORDER_COLUMNS}, b.username AS bot_username,
+       (SELECT count(*) FROM shop_payments p WHERE p.order_id = o.id) AS payments
+FROM shop_orders o JOIN bots b ON b.id = o.bot_id
+WHERE ($1::bigint IS NULL OR o.bot_id = $1) AND ($2::text IS NULL OR o.state = $2)
+  AND ($3::bigint IS NULL OR o.id < $3)
+ORDER BY o.id DESC
+LIMIT $4
+"""
+STATE_COUNTS = """
+SELECT state, count(*) AS n FROM shop_orders
+WHERE ($1::bigint IS NULL OR bot_id = $1)
+GROUP BY state
+"""
+INSERT_ORDER = """
+INSERT INTO shop_orders (bot_id, product_id, kind, title, joins, days, user_id, user_name,
+                         language, material, price_usdt)
+SELECT p.bot_id, p.id, p.kind, p.title, p.joins, p.days, $3, $4, $5, $6, p.price_usdt
+FROM shop_products p WHERE p.bot_id = $1 AND p.id = $2 AND p.active
+RETURNING id
+"""
+RESUBMIT = """
+UPDATE shop_orders SET material = $3, state = 'submitted', updated_at = now()
+WHERE bot_id = $1 AND id = $2 AND user_id = $4 AND state = 'in_review'
+RETURNING id
+"""
+SET_STATE = """
+UPDATE shop_orders SET state = $2, note = COALESCE($3, note), updated_at = now()
+WHERE id = $1
+"""
+APPROVE = """
+UPDATE shop_orders
+SET state = 'awaiting_payment', network = $2, address = $3, accept_usdt = $4, accept_trx = $5,
+    approved_at = $6, usdt_per_trx = $7, rate_source = $8, expires_at = $9, updated_at = now()
+WHERE id = $1
+"""
+SET_QR = "UPDATE shop_orders SET qr_file_id = $2 WHERE id = $1"
+CREDIT_ORDER = """
+UPDATE shop_orders SET paid_usdt = $2, state = $3, due_at = $4, updated_at = now() WHERE id = $1
+"""
+REMINDED = "UPDATE shop_orders SET reminded = $2, updated_at = now() WHERE id = $1"
+STARTED = """
+UPDATE shop_orders
+SET state = 'running', started_at = $2, campaign_id = $3, broadcast_id = $4, ends_at = $5,
+    updated_at = now()
+WHERE id = $1 AND state = 'paid'
+"""
+COMPLETED = """
+UPDATE shop_orders SET state = 'completed', ended_at = $2, report = $3, updated_at = now()
+WHERE id = $1 AND state = 'running'
+"""
+# Open orders of one advertiser in one bot, newest first.
+OPEN_OF_USER = f"""
+SELECT {_ORDER_COLUMNS} FROM shop_orders o
+WHERE o.bot_id = $1 AND o.user_id = $2 AND o.state = ANY($3::text[])
+ORDER BY o.id DESC LIMIT 1
+"""
+
+LOG = "INSERT INTO shop_order_log (order_id, kind, actor, data) VALUES ($1, $2, $3, $4)"
+TIMELINE = "SELECT at, kind, actor, data FROM shop_order_log WHERE order_id = $1 ORDER BY id"
+
+_PAYMENT_COLUMNS = """
+p.id, p.order_id, p.bot_id, p.tx_hash, p.source, p.status, p.reason, p.coin, p.amount,
+p.from_address, p.to_address, p.credited_usdt, p.block_time, p.checks, p.last_error,
+p.next_check_at, p.submitted_at, p.decided_at
+"""
+PAYMENTS_OF_ORDER = f"""
+SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.order_id = $1 ORDER BY p.id
+"""
+PAYMENTS = f"""
+SELECT {_PAYMENT_COLUMNS}, o.network, b.username AS bot_username
+FROM shop_payments p JOIN shop_orders o ON o.id = p.order_id JOIN bots b ON b.id = p.bot_id
+WHERE ($1::bigint IS NULL OR p.bot_id = $1) AND ($2::text IS NULL OR p.status = $2)
+  AND ($3::bigint IS NULL OR p.id < $3)
+ORDER BY p.id DESC
+LIMIT $4
+"""
+PAYMENT_OF = f"""
+SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.order_id = $1 AND p.tx_hash = $2
+"""
+INSERT_PAYMENT = """
+INSERT INTO shop_payments (order_id, bot_id, tx_hash, source) VALUES ($1, $2, $3, $4)
+ON CONFLICT (order_id, tx_hash) DO NOTHING
+RETURNING id
+"""
+CREDITED_ELSEWHERE = """
+SELECT order_id FROM shop_payments WHERE tx_hash = $1 AND status = 'credited' AND order_id <> $2
+"""
+# The runner's batch: hashes due for a (re)check, oldest due first (the scheduler's lease makes
+# the runner the only one; each verdict is written under the order's row lock).
+DUE_PAYMENTS = f"""
+SELECT {_PAYMENT_COLUMNS} FROM shop_payments p
+WHERE p.status = 'checking' AND p.next_check_at <= now()
+ORDER BY p.next_check_at
+LIMIT $1
+"""
+PAYMENT_RETRY = """
+UPDATE shop_payments SET checks = checks + 1, last_error = $2, next_check_at = $3
+WHERE id = $1 AND status = 'checking'
+"""
+PAYMENT_DECIDED = """
+UPDATE shop_payments
+SET status = $2, reason = $3, coin = $4, amount = $5, from_address = $6, to_address = $7,
+    credited_usdt = $8, block_time = $9, checks = checks + 1, last_error = NULL,
+    decided_at = now()
+WHERE id = $1 AND status = 'checking'
+"""
+PAYMENT_SEEN = """
+UPDATE shop_payments
+SET coin = $2, amount = $3, from_address = $4, to_address = $5, block_time = $6
+WHERE id = $1
+"""
+CHECKING_OF_ORDER = """
+SELECT count(*) FROM shop_payments WHERE order_id = $1 AND status = 'checking'
+"""
+
+# The clock's work.
+TO_EXPIRE = """
+SELECT id FROM shop_orders o
+WHERE (state = 'awaiting_payment' AND expires_at < now()
+       OR state = 'partly_paid' AND due_at < now())
+  AND NOT EXISTS (SELECT 1 FROM shop_payments p WHERE p.order_id = o.id AND p.status = 'checking')
+ORDER BY id LIMIT 100
+"""
+TO_REMIND = """
+SELECT id FROM shop_orders
+WHERE state = 'partly_paid' AND reminded < 2 AND due_at - interval '24 hours' <= now()
+ORDER BY id LIMIT 100
+"""
+TO_START = "SELECT id FROM shop_orders WHERE state = 'paid' ORDER BY id LIMIT 20"
+RUNNING = """
+SELECT o.id, o.kind, o.ends_at, c.status AS campaign_status, b.status AS broadcast_status
+FROM shop_orders o
+LEFT JOIN campaigns c ON c.id = o.campaign_id
+LEFT JOIN broadcasts b ON b.id = o.broadcast_id
+WHERE o.state = 'running'
+ORDER BY o.id LIMIT 200
+"""
+CAMPAIGN_JOINS = """
+SELECT count(*) FROM campaign_members WHERE campaign_id = $1 AND gate_joined_at IS NOT NULL
+"""
+BROADCAST_REACHED = "SELECT sent FROM broadcasts WHERE id = $1"
+# A running banner goes out after every content delivery of its bot: its showings are the
+# deliveries of its period (no write per showing).
+BANNER_SHOWN = """
+SELECT count(*) FROM events
+WHERE bot_id = $1 AND kind = 'content_sent' AND at >= $2 AND at < $3
+"""
+# The banners the gate appends to delivered content.
+BANNERS = """
+SELECT id, material FROM shop_orders
+WHERE bot_id = $1 AND kind = 'banner' AND state = 'running' AND ends_at > now()
+ORDER BY id LIMIT 2
+"""

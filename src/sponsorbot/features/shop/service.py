@@ -1,0 +1,527 @@
+"""The owner's side of the shop: its settings, its products, the orders and what can be done
+with them (approve, reject, ask for a change, cancel, mark paid, mark refunded).
+
+Every change of an order and the message it means for the advertiser commit together (the
+message is an outbox row), and every step goes into the order's timeline.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import segno
+
+from sponsorbot.config import TronNetwork
+from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import ENQUEUE
+from sponsorbot.engine.token_box import TokenBox, tail
+from sponsorbot.engine.unit import QueuedCall, call_arrays
+from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.errors import Conflict, Invalid, NotFound
+from sponsorbot.features.service import OwnerService
+from sponsorbot.features.shop import notices, queries
+from sponsorbot.features.shop.rules import KINDS, STATES, MoneyError, can, parse_price, show
+from sponsorbot.features.texts import render
+from sponsorbot.telegram import BotApi, TelegramError
+from sponsorbot.tron.address import AddressError, parse_address, to_base58
+from sponsorbot.tron.networks import HashError, parse_hash
+from sponsorbot.tron.prices import PriceSources, PriceUnavailable
+
+log = logging.getLogger(__name__)
+
+MAX_REASON = 500
+MAX_TITLE = 100
+MAX_DESCRIPTION = 1000
+PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ShopConfig:
+    """The shop settings an owner sets on a bot. `api_key`: None keeps the stored key, an
+    empty string removes it."""
+
+    enabled: bool = False
+    network: str = "mainnet"
+    address: str = ""
+    accept_usdt: bool = True
+    accept_trx: bool = True
+    api_key: str | None = None
+    pay_within_h: int = 24
+
+
+@dataclass(frozen=True, slots=True)
+class ProductDraft:
+    """A product as the owner describes it."""
+
+    kind: str
+    title: str
+    price_usdt: str | Decimal
+    description: str = ""
+    joins: int | None = None
+    days: int | None = None
+    active: bool = True
+    position: int = 0
+
+
+def check_product(draft: ProductDraft) -> tuple[Any, ...]:
+    """The product's columns; Invalid, with a code, for anything unusable."""
+    if draft.kind not in KINDS:
+        raise Invalid(f"a product is one of {', '.join(KINDS)}", code="product_kind")
+    title = draft.title.strip()
+    if not 1 <= len(title) <= MAX_TITLE:
+        raise Invalid(f"the title is 1 to {MAX_TITLE} characters", code="product_title")
+    if len(draft.description) > MAX_DESCRIPTION:
+        raise Invalid(f"the description is at most {MAX_DESCRIPTION} characters")
+    try:
+        price = parse_price(draft.price_usdt)
+    except MoneyError as exc:
+        raise Invalid(str(exc), code="product_price") from None
+    joins = draft.joins if draft.kind == "gate_slot" else None
+    days = draft.days if draft.kind == "banner" else None
+    if draft.kind == "gate_slot" and not (joins and 1 <= joins <= 10_000_000):
+        raise Invalid("a gate slot delivers 1 to 10,000,000 joins", code="product_joins")
+    if draft.kind == "banner" and not (days and 1 <= days <= 365):
+        raise Invalid("a banner is shown for 1 to 365 days", code="product_days")
+    return (
+        draft.kind,
+        title,
+        draft.description.strip(),
+        price,
+        joins,
+        days,
+        draft.active,
+        draft.position,
+    )
+
+
+def check_reason(reason: str, required: bool = True) -> str | None:
+    """A reason given to the advertiser: trimmed, bounded, required where it explains a no."""
+    reason = reason.strip()
+    if not reason:
+        if required:
+            raise Invalid("give the advertiser a reason", code="reason")
+        return None
+    if len(reason) > MAX_REASON:
+        raise Invalid(f"the reason is at most {MAX_REASON} characters", code="reason")
+    return reason
+
+
+def order_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An order as the panel and the API show it (addresses in Base58, money as strings)."""
+    out = dict(row)
+    out["address"] = to_base58(bytes(row["address"])) if row["address"] else None
+    for key in ("price_usdt", "paid_usdt", "usdt_per_trx"):
+        out[key] = show(row[key]) if row[key] is not None else None
+    out["left_usdt"] = show(max(row["price_usdt"] - row["paid_usdt"], Decimal(0)))
+    out["extra_usdt"] = show(max(row["paid_usdt"] - row["price_usdt"], Decimal(0)))
+    return out
+
+
+def payment_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A payment as the panel and the API show it."""
+    out = dict(row)
+    for key in ("from_address", "to_address"):
+        out[key] = to_base58(bytes(row[key])) if row[key] else None
+    for key in ("amount", "credited_usdt"):
+        out[key] = show(row[key]) if row[key] is not None else None
+    return out
+
+
+async def enqueue(conn: asyncpg.Connection, bot_id: int, out: list[QueuedCall]) -> None:
+    """Queue messages in the caller's transaction (they go if and when it commits)."""
+    if out:
+        await conn.execute(ENQUEUE, bot_id, None, *call_arrays(out))
+
+
+async def log_step(
+    conn: asyncpg.Connection, order_id: int, kind: str, actor: str, **data: Any
+) -> None:
+    """One line of the order's timeline."""
+    await conn.execute(queries.LOG, order_id, kind, actor, data)
+
+
+class ShopService(OwnerService):
+    """Everything the panel and the owner API do with the shop."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        api: BotApi,
+        bots: BotsService,
+        config: ConfigCache,
+        box: TokenBox,
+        prices: Callable[[], PriceSources],
+        notifier: Notifier,
+    ) -> None:
+        super().__init__(pool, api, bots, config)
+        self.box = box
+        self.prices = prices
+        self.notifier = notifier
+
+    def clock(self) -> datetime:
+        """Now (a method, so a test could move it)."""
+        return datetime.now(UTC)
+
+    # Settings
+
+    async def settings(self, bot_id: int) -> dict[str, Any]:
+        """The bot's shop settings (the TronGrid key only as its last 4 characters)."""
+        await self.bots.get(bot_id)
+        row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
+        if row is None:
+            defaults = ShopConfig()
+            return {
+                "bot_id": bot_id,
+                "enabled": False,
+                "network": defaults.network,
+                "address": None,
+                "accept_usdt": True,
+                "accept_trx": True,
+                "api_key_tail": None,
+                "pay_within_h": defaults.pay_within_h,
+            }
+        key = self.box.open(bytes(row["api_key"])) if row["api_key"] else None
+        return {
+            "bot_id": bot_id,
+            "enabled": row["enabled"],
+            "network": row["network"],
+            "address": to_base58(bytes(row["address"])) if row["address"] else None,
+            "accept_usdt": row["accept_usdt"],
+            "accept_trx": row["accept_trx"],
+            "api_key_tail": tail(key) if key else None,
+            "pay_within_h": row["pay_within_h"],
+        }
+
+    async def api_key(self, bot_id: int) -> str | None:
+        """The bot's TronGrid key in clear, for the runner's requests only."""
+        row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
+        if row is None or row["api_key"] is None:
+            return None
+        return self.box.open(bytes(row["api_key"]))
+
+    async def save_settings(self, bot_id: int, new: ShopConfig) -> dict[str, Any]:
+        """Check and store the settings; the address must pass its checksum."""
+        await self.bots.get(bot_id)
+        if new.network not in {n.value for n in TronNetwork}:
+            raise Invalid("the network is mainnet, nile or shasta", code="shop_network")
+        address: bytes | None = None
+        if new.address.strip():
+            try:
+                address = parse_address(new.address.strip())
+            except AddressError as exc:
+                raise Invalid(
+                    f"the TRON address is not valid: {exc}", code="shop_address"
+                ) from None
+        if new.enabled and address is None:
+            raise Invalid("the shop needs its TRON address to be on", code="shop_address")
+        if not (new.accept_usdt or new.accept_trx):
+            raise Invalid("accept USDT, TRX or both", code="shop_coins")
+        if not 1 <= new.pay_within_h <= 720:
+            raise Invalid("the time to pay is 1 to 720 hours", code="shop_pay_within")
+        row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
+        sealed: bytes | None = bytes(row["api_key"]) if row and row["api_key"] else None
+        if new.api_key is not None:
+            key = new.api_key.strip()
+            if key and (len(key) > 200 or not key.isprintable() or " " in key):
+                raise Invalid("the TronGrid API key is not well-formed", code="shop_api_key")
+            sealed = self.box.seal(key) if key else None
+        await self.pool.execute(
+            queries.SAVE_SETTINGS,
+            bot_id,
+            new.enabled,
+            new.network,
+            address,
+            new.accept_usdt,
+            new.accept_trx,
+            sealed,
+            new.pay_within_h,
+        )
+        self.config.invalidate(bot_id)
+        return await self.settings(bot_id)
+
+    # Products
+
+    async def products(self, bot_id: int, active_only: bool = False) -> list[dict[str, Any]]:
+        """The bot's products, in their order."""
+        await self.bots.get(bot_id)
+        rows = await self.pool.fetch(queries.PRODUCTS, bot_id, active_only)
+        return [{**dict(r), "price_usdt": show(r["price_usdt"])} for r in rows]
+
+    async def product(self, bot_id: int, product_id: int) -> dict[str, Any]:
+        """One product of the bot."""
+        row = await self.pool.fetchrow(queries.PRODUCT, bot_id, product_id)
+        if row is None:
+            await self.bots.get(bot_id)
+            raise NotFound("no such product in this bot")
+        return {**dict(row), "price_usdt": show(row["price_usdt"])}
+
+    async def create_product(self, bot_id: int, draft: ProductDraft) -> dict[str, Any]:
+        """Add a product."""
+        await self.bots.get(bot_id)
+        product_id = await self.pool.fetchval(queries.INSERT_PRODUCT, bot_id, *check_product(draft))
+        return await self.product(bot_id, product_id)
+
+    async def change_product(
+        self, bot_id: int, product_id: int, draft: ProductDraft
+    ) -> dict[str, Any]:
+        """Change a product (orders keep the title and price they were made with)."""
+        fields = check_product(draft)
+        done = await self.pool.execute(queries.UPDATE_PRODUCT, bot_id, product_id, *fields)
+        if done.endswith(" 0"):
+            await self.product(bot_id, product_id)
+        return await self.product(bot_id, product_id)
+
+    async def delete_product(self, bot_id: int, product_id: int) -> None:
+        """Remove a product (its orders stay, with what they were sold as)."""
+        done = await self.pool.execute(queries.DELETE_PRODUCT, bot_id, product_id)
+        if done.endswith(" 0"):
+            await self.product(bot_id, product_id)
+
+    # Orders: reading
+
+    async def orders(
+        self,
+        bot_id: int | None = None,
+        state: str | None = None,
+        before: int | None = None,
+        limit: int = PAGE,
+    ) -> dict[str, Any]:
+        """A page of orders, newest first, with the count of each state."""
+        if state is not None and state not in STATES:
+            raise Invalid(f"a state is one of {', '.join(STATES)}", code="order_state")
+        if bot_id is not None:
+            await self.bots.get(bot_id)
+        limit = max(1, min(limit, 200))
+        rows = await self.pool.fetch(queries.ORDERS, bot_id, state, before, limit + 1)
+        counts = await self.pool.fetch(queries.STATE_COUNTS, bot_id)
+        items = [order_out(r) for r in rows[:limit]]
+        return {
+            "items": items,
+            "next_before": items[-1]["id"] if len(rows) > limit else None,
+            "counts": {r["state"]: r["n"] for r in counts},
+        }
+
+    async def order(self, order_id: int) -> dict[str, Any]:
+        """One order with its payments and its whole timeline."""
+        row = await self.pool.fetchrow(queries.ORDER, order_id)
+        if row is None:
+            raise NotFound("no such order")
+        payments = await self.pool.fetch(queries.PAYMENTS_OF_ORDER, order_id)
+        timeline = await self.pool.fetch(queries.TIMELINE, order_id)
+        out = order_out(row)
+        out["payments"] = [payment_out(p) for p in payments]
+        out["timeline"] = [dict(t) for t in timeline]
+        return out
+
+    async def payments(
+        self,
+        bot_id: int | None = None,
+        status: str | None = None,
+        before: int | None = None,
+        limit: int = PAGE,
+    ) -> dict[str, Any]:
+        """A page of submitted hashes with their verdicts, newest first."""
+        if status is not None and status not in ("checking", "credited", "rejected"):
+            raise Invalid("a payment is checking, credited or rejected", code="payment_status")
+        limit = max(1, min(limit, 200))
+        rows = await self.pool.fetch(queries.PAYMENTS, bot_id, status, before, limit + 1)
+        items = [payment_out(r) for r in rows[:limit]]
+        return {"items": items, "next_before": items[-1]["id"] if len(rows) > limit else None}
+
+    # Orders: the owner's moves
+
+    async def _texts(self, bot_id: int) -> Mapping[str, Mapping[str, str]]:
+        return (await self.config.get(bot_id)).texts
+
+    async def _locked(self, conn: asyncpg.Connection, order_id: int, move: str) -> asyncpg.Record:
+        row = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+        if row is None:
+            raise NotFound("no such order")
+        if not can(move, row["state"]):
+            raise Conflict(
+                f"an order that is {row['state'].replace('_', ' ')} cannot be "
+                f"{move.replace('_', ' ')}{'d' if move.endswith('e') else 'ed'}",
+                code="order_state",
+                state=row["state"],
+            )
+        return row
+
+    def wake(self, bot_id: int) -> None:
+        """Tell the bot's sender that messages are queued."""
+        self.notifier.wake(f"outbox:{bot_id}")
+
+    async def approve(self, order_id: int, actor: str) -> dict[str, Any]:
+        """Lock the shop's address and the TRX rate, send the payment request and the QR code."""
+        row = await self.pool.fetchrow(queries.ORDER, order_id)
+        if row is None:
+            raise NotFound("no such order")
+        shop = await self.pool.fetchrow(queries.SETTINGS, row["bot_id"])
+        if shop is None or shop["address"] is None:
+            raise Conflict("set the shop's TRON address first", code="shop_address")
+        rate: Decimal | None = None
+        source: str | None = None
+        if shop["accept_trx"]:
+            try:
+                quote = await self.prices().usdt_per_trx()
+            except PriceUnavailable as exc:
+                raise Conflict(
+                    f"no TRX price is available right now ({exc}); approve again in a minute, "
+                    "or accept USDT only",
+                    code="prices_unavailable",
+                ) from None
+            rate, source = quote.rate, quote.source
+        now = self.clock()
+        expires = now + timedelta(hours=shop["pay_within_h"])
+        texts = await self._texts(row["bot_id"])
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await self._locked(conn, order_id, "approve")
+            await conn.execute(
+                queries.APPROVE,
+                order_id,
+                shop["network"],
+                shop["address"],
+                shop["accept_usdt"],
+                shop["accept_trx"],
+                now,
+                rate,
+                source,
+                expires,
+            )
+            await log_step(conn, order_id, "approved", actor)
+            if rate is not None:
+                await log_step(
+                    conn, order_id, "rate_locked", "system", rate=str(rate), source=source
+                )
+            row = await conn.fetchrow(queries.ORDER, order_id)
+            await enqueue(conn, row["bot_id"], [notices.payment_request(row, texts)])
+        self.wake(row["bot_id"])
+        await self._send_qr(row, texts)
+        return await self.order(order_id)
+
+    async def _send_qr(self, order: Mapping[str, Any], texts: Mapping[str, Any]) -> None:
+        """The address as a QR code, sent as a photo; the text request holds it all anyway,
+        so a failure here is logged and not the owner's problem."""
+        address = to_base58(bytes(order["address"]))
+        png = qr_png(address)
+        caption = render(
+            "shop_qr_caption", order["language"], texts, order=order["id"], address=address
+        )
+        try:
+            telegram = await self._telegram(order["bot_id"])
+            sent = await telegram.call(
+                "sendPhoto",
+                {"chat_id": order["user_id"], "caption": caption, "parse_mode": "HTML"},
+                files={"photo": (f"order-{order['id']}.png", png, "image/png")},
+            )
+        except TelegramError as exc:
+            log.warning("order %s: the QR code was not sent: %s", order["id"], exc.description)
+            return
+        photos = sent.get("photo") if isinstance(sent, dict) else None
+        if photos:
+            await self.pool.execute(queries.SET_QR, order["id"], photos[-1].get("file_id"))
+
+    async def reject(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+        """Turn the order down, telling the advertiser why."""
+        why = check_reason(reason)
+        await self._move(order_id, "reject", "rejected", why, actor, "shop_rejected", reason=why)
+        return await self.order(order_id)
+
+    async def ask_change(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+        """Send the order back to the advertiser for a change of its material."""
+        why = check_reason(reason)
+        row = await self._move(
+            order_id, "ask_change", "in_review", why, actor, "shop_change_asked", reason=why
+        )
+        # The advertiser's next message is the new material.
+        await self.pool.execute(
+            CONVERSATION,
+            row["bot_id"],
+            row["user_id"],
+            "shop:material",
+            {"order_id": order_id, "product_id": row["product_id"], "kind": row["kind"]},
+        )
+        return await self.order(order_id)
+
+    async def cancel(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+        """Cancel an order nobody has paid for in full."""
+        why = check_reason(reason, required=False)
+        await self._move(order_id, "cancel", "cancelled", why, actor, None)
+        return await self.order(order_id)
+
+    async def mark_refunded(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+        """Record that the owner gave the money back (by hand: the bot holds no key)."""
+        why = check_reason(reason, required=False)
+        await self._move(order_id, "refund", "refunded", why, actor, "shop_refunded")
+        return await self.order(order_id)
+
+    async def mark_paid(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+        """Count the order as paid without a verified hash (the reason goes on record)."""
+        why = check_reason(reason)
+        await self._move(order_id, "mark_paid", "paid", why, actor, "shop_paid")
+        return await self.order(order_id)
+
+    async def _move(
+        self,
+        order_id: int,
+        move: str,
+        to: str,
+        note: str | None,
+        actor: str,
+        key: str | None,
+        **values: Any,
+    ) -> asyncpg.Record:
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await self._locked(conn, order_id, move)
+            texts = await self._texts(row["bot_id"])
+            await conn.execute(queries.SET_STATE, order_id, to, note)
+            await log_step(conn, order_id, to, actor, reason=note)
+            if key is not None:
+                await enqueue(conn, row["bot_id"], [notices.say(row, key, texts, **values)])
+        self.wake(row["bot_id"])
+        return row
+
+    async def add_hash(self, order_id: int, text: str, actor: str) -> dict[str, Any]:
+        """Check a hash for the advertiser (they sent it some other way)."""
+        try:
+            tx_hash = parse_hash(text)
+        except HashError as exc:
+            raise Invalid(str(exc), code="tx_hash") from None
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            if row is None:
+                raise NotFound("no such order")
+            if row["state"] not in ("awaiting_payment", "partly_paid"):
+                raise Conflict("this order is not waiting for a payment", code="order_state")
+            made = await conn.fetchval(
+                queries.INSERT_PAYMENT, order_id, row["bot_id"], tx_hash, "panel"
+            )
+            if made is None:
+                raise Conflict(
+                    "this hash is already being checked for this order", code="tx_hash_known"
+                )
+            await log_step(conn, order_id, "hash_submitted", actor, hash=tx_hash)
+        return await self.order(order_id)
+
+
+CONVERSATION = """
+INSERT INTO conversations (bot_id, user_id, state, data, expires_at)
+VALUES ($1, $2, $3, $4, now() + interval '7 days')
+ON CONFLICT (bot_id, user_id) DO UPDATE
+SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_at,
+    updated_at = now()
+"""
+
+
+def qr_png(address: str) -> bytes:
+    """The address as a QR code (PNG), large enough to scan from a phone's screen."""
+    buffer = io.BytesIO()
+    segno.make(address, error="m").save(buffer, kind="png", scale=10, border=4)
+    return buffer.getvalue()

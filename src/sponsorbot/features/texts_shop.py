@@ -1,0 +1,192 @@
+"""The ad shop's texts to advertisers, in English and Persian (the owner can override them like
+the visitor texts). Values in braces are filled in by the shop; amounts are already formatted."""
+
+from __future__ import annotations
+
+SHOP_TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "shop_button": "📣 Advertise here",
+        "shop_closed": "This bot does not take ads at the moment.",
+        "shop_menu": "<b>Advertise in this bot</b>\nChoose what to book (prices in USDT):",
+        "shop_empty": "There is nothing to book right now. Please come back later.",
+        "shop_product_button": "{title} · {price} USDT",
+        "shop_ask_channel": (
+            "Send your channel: its @username, a t.me link, or forward a post from it.\n"
+            "First make this bot an administrator of the channel with the right to invite "
+            "users, so it can check who joins. /cancel stops."
+        ),
+        "shop_ask_post": (
+            "Send the post as it should go out: a text, or a photo or video with a caption.\n"
+            "For buttons, end it with lines like\n<code>Button text - https://example.com</code>\n"
+            "/cancel stops."
+        ),
+        "shop_ask_banner": (
+            "Send the banner: its text on the first line and its link on the second.\n"
+            "/cancel stops."
+        ),
+        "shop_bad_material": "This cannot be used: {reason}\nPlease send it again, or /cancel.",
+        "shop_summary": "<b>Your order</b>\n{product}: {price} USDT\n{material}\n\nSubmit it?",
+        "shop_submit_button": "Submit ✅",
+        "shop_cancel_button": "Cancel",
+        "shop_submitted": (
+            "Order #{order} is submitted. You will get the owner's answer here, "
+            "with the payment details once it is approved."
+        ),
+        "shop_cancelled": "Cancelled. /advertise starts again.",
+        "shop_nothing_open": "Nothing to cancel.",
+        "shop_rejected": "Order #{order} was not accepted: {reason}",
+        "shop_change_asked": (
+            "Order #{order} needs a change before it can be approved: {reason}\n"
+            "Please send the material again."
+        ),
+        "shop_pay": (
+            "Order #{order} is approved. Please pay {amounts} on TRON ({network}) to this "
+            "address:\n<code>{address}</code>\n\nPay by {expires} (UTC), from any wallet, then "
+            "send the transaction hash or its TronScan link here."
+        ),
+        "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
+        "shop_amount_trx": "<b>{trx} TRX</b> (at {rate} USDT per TRX)",
+        "shop_or": " or ",
+        "shop_about_trx": " (about {trx} TRX)",
+        "shop_qr_caption": "Scan to pay order #{order}: {address}",
+        "shop_bad_hash": (
+            "That is not a transaction hash. Send the 64-character hash (letters a-f and "
+            "digits) or the transaction's TronScan link."
+        ),
+        "shop_checking": (
+            "Checking transaction {hash}… You will get the answer here within a minute."
+        ),
+        "shop_already_checking": "Transaction {hash} is already being checked for this order.",
+        "shop_not_payable": "You have no order waiting for payment.",
+        "shop_unconfirmed": (
+            "Transaction {hash} is on the network but not confirmed yet. "
+            "I will keep checking it for 15 minutes."
+        ),
+        "shop_credited": (
+            "Received {amount} {coin} (counted as {credited} USDT) for order #{order}: "
+            "{paid} of {price} USDT paid."
+        ),
+        "shop_still_due": "{left} USDT is still due{trx}. Please pay it by {due} (UTC).",
+        "shop_paid": "Order #{order} is paid in full. Thank you! Your ad starts now.",
+        "shop_overpaid": "You paid {extra} USDT more than the price; the owner can see it.",
+        "shop_payment_refused": "Transaction {hash} does not count for order #{order}: {reason}",
+        "shop_reason_no_usdt": (
+            "it moved no USDT or TRX that this shop takes (only the official USDT contract "
+            "counts, not a token that is merely named USDT)."
+        ),
+        "shop_reason_wrong_address": "the coins went to {to}, not to the shop's address {address}.",
+        "shop_reason_too_early": (
+            "it was made on {block_time} (UTC), before your order was approved; "
+            "an older payment cannot pay a new order."
+        ),
+        "shop_reason_failed": "it failed on the network, so no coins moved.",
+        "shop_reason_already_used": "it has already paid an order.",
+        "shop_reason_wrong_network": (
+            "it is USDT of another TRON network; this shop takes {network}."
+        ),
+        "shop_reason_unknown": (
+            "the {network} network does not know it (checked for 15 minutes). Check the hash "
+            "and the network."
+        ),
+        "shop_reason_unconfirmed": "it was not confirmed within 15 minutes.",
+        "shop_reminder": "Reminder: {left} USDT is still due for order #{order}, by {due} (UTC).",
+        "shop_expired": "Order #{order} has expired without full payment. {paid}",
+        "shop_expired_paid": "The {paid} USDT you paid is recorded; the owner will contact you.",
+        "shop_started": "Your ad for order #{order} is running.",
+        "shop_report_gate_slot": "Order #{order} is complete: {joins} people joined your channel.",
+        "shop_report_broadcast": "Order #{order} is complete: your post reached {reached} people.",
+        "shop_report_banner": "Order #{order} is complete: your banner was shown {shown} times.",
+        "shop_refunded": "Order #{order} was refunded by the owner.",
+        "shop_banner_open": "Open ↗",
+    },
+    "fa": {
+        "shop_button": "📣 تبلیغ در این ربات",
+        "shop_closed": "این ربات فعلاً تبلیغ نمی‌پذیرد.",
+        "shop_menu": "<b>تبلیغ در این ربات</b>\nچه چیزی رزرو می‌کنید؟ (قیمت‌ها به USDT):",
+        "shop_empty": "فعلاً چیزی برای رزرو نیست. لطفاً بعداً سر بزنید.",
+        "shop_product_button": "{title} · {price} USDT",
+        "shop_ask_channel": (
+            "کانال خود را بفرستید: @نام‌کاربری، لینک t.me، یا یک پست از آن را فوروارد کنید.\n"
+            "اول این ربات را با اجازهٔ دعوت کاربران مدیر کانال کنید تا بتواند عضویت‌ها را "
+            "بررسی کند. /cancel لغو می‌کند."
+        ),
+        "shop_ask_post": (
+            "پست را همان‌طور که باید فرستاده شود بفرستید: متن، یا عکس یا ویدیو با توضیح.\n"
+            "برای دکمه، در پایان خطی مانند این بنویسید:\n"
+            "<code>متن دکمه - https://example.com</code>\n/cancel لغو می‌کند."
+        ),
+        "shop_ask_banner": (
+            "بنر را بفرستید: متن آن در خط اول و لینک آن در خط دوم.\n/cancel لغو می‌کند."
+        ),
+        "shop_bad_material": "این قابل استفاده نیست: {reason}\nلطفاً دوباره بفرستید، یا /cancel.",
+        "shop_summary": "<b>سفارش شما</b>\n{product}: {price} USDT\n{material}\n\nثبت شود؟",
+        "shop_submit_button": "ثبت ✅",
+        "shop_cancel_button": "لغو",
+        "shop_submitted": (
+            "سفارش #{order} ثبت شد. پاسخ مالک همین‌جا می‌رسد و پس از تأیید، "
+            "مشخصات پرداخت را دریافت می‌کنید."
+        ),
+        "shop_cancelled": "لغو شد. با /advertise دوباره شروع کنید.",
+        "shop_nothing_open": "چیزی برای لغو نیست.",
+        "shop_rejected": "سفارش #{order} پذیرفته نشد: {reason}",
+        "shop_change_asked": (
+            "سفارش #{order} پیش از تأیید به تغییر نیاز دارد: {reason}\n"
+            "لطفاً محتوا را دوباره بفرستید."
+        ),
+        "shop_pay": (
+            "سفارش #{order} تأیید شد. لطفاً {amounts} را در شبکهٔ ترون ({network}) به این "
+            "آدرس بپردازید:\n<code>{address}</code>\n\nتا {expires} (UTC) از هر کیف پولی "
+            "بپردازید و سپس هش تراکنش یا لینک TronScan آن را همین‌جا بفرستید."
+        ),
+        "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
+        "shop_amount_trx": "<b>{trx} TRX</b> (با نرخ {rate} USDT برای هر TRX)",
+        "shop_or": " یا ",
+        "shop_about_trx": " (حدود {trx} TRX)",
+        "shop_qr_caption": "برای پرداخت سفارش #{order} اسکن کنید: {address}",
+        "shop_bad_hash": (
+            "این هش تراکنش نیست. هش ۶۴ نویسه‌ای (حروف a تا f و رقم) یا لینک TronScan "
+            "تراکنش را بفرستید."
+        ),
+        "shop_checking": "تراکنش {hash} در حال بررسی است… پاسخ تا یک دقیقه همین‌جا می‌رسد.",
+        "shop_already_checking": "تراکنش {hash} برای این سفارش در حال بررسی است.",
+        "shop_not_payable": "سفارشی در انتظار پرداخت ندارید.",
+        "shop_unconfirmed": (
+            "تراکنش {hash} در شبکه هست ولی هنوز تأیید نشده. تا ۱۵ دقیقه بررسی را ادامه می‌دهم."
+        ),
+        "shop_credited": (
+            "{amount} {coin} (معادل {credited} USDT) برای سفارش #{order} دریافت شد: "
+            "{paid} از {price} USDT پرداخت شده."
+        ),
+        "shop_still_due": "{left} USDT{trx} هنوز باقی است. لطفاً تا {due} (UTC) بپردازید.",
+        "shop_paid": "سفارش #{order} کامل پرداخت شد. ممنون! تبلیغ شما اکنون شروع می‌شود.",
+        "shop_overpaid": "{extra} USDT بیش از قیمت پرداخت کرده‌اید؛ مالک آن را می‌بیند.",
+        "shop_payment_refused": "تراکنش {hash} برای سفارش #{order} پذیرفته نیست: {reason}",
+        "shop_reason_no_usdt": (
+            "هیچ USDT یا TRX قابل قبولی جابه‌جا نکرده است (فقط قرارداد رسمی USDT حساب است، "
+            "نه توکنی که فقط نامش USDT است)."
+        ),
+        "shop_reason_wrong_address": "سکه‌ها به {to} رفته‌اند، نه به آدرس فروشگاه {address}.",
+        "shop_reason_too_early": (
+            "در {block_time} (UTC)، پیش از تأیید سفارش شما انجام شده است؛ "
+            "پرداخت قدیمی‌تر نمی‌تواند سفارش تازه را بپردازد."
+        ),
+        "shop_reason_failed": "در شبکه ناموفق بوده و سکه‌ای جابه‌جا نشده است.",
+        "shop_reason_already_used": "پیش‌تر یک سفارش را پرداخت کرده است.",
+        "shop_reason_wrong_network": (
+            "USDT شبکهٔ دیگری از ترون است؛ این فروشگاه {network} را می‌پذیرد."
+        ),
+        "shop_reason_unknown": (
+            "شبکهٔ {network} آن را نمی‌شناسد (۱۵ دقیقه بررسی شد). هش و شبکه را بررسی کنید."
+        ),
+        "shop_reason_unconfirmed": "در ۱۵ دقیقه تأیید نشد.",
+        "shop_reminder": "یادآوری: {left} USDT برای سفارش #{order} تا {due} (UTC) باقی است.",
+        "shop_expired": "مهلت سفارش #{order} بدون پرداخت کامل تمام شد. {paid}",
+        "shop_expired_paid": "{paid} USDT پرداختی شما ثبت شده است؛ مالک با شما تماس می‌گیرد.",
+        "shop_started": "تبلیغ سفارش #{order} در حال اجراست.",
+        "shop_report_gate_slot": "سفارش #{order} کامل شد: {joins} نفر عضو کانال شما شدند.",
+        "shop_report_broadcast": "سفارش #{order} کامل شد: پست شما به {reached} نفر رسید.",
+        "shop_report_banner": "سفارش #{order} کامل شد: بنر شما {shown} بار نمایش داده شد.",
+        "shop_refunded": "مبلغ سفارش #{order} را مالک بازگرداند.",
+        "shop_banner_open": "باز کردن ↗",
+    },
+}

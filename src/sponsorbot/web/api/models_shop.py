@@ -1,0 +1,208 @@
+"""The owner API's shop bodies (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from sponsorbot.web.api.models import Strict
+
+Network = Literal["mainnet", "nile", "shasta"]
+ProductKind = Literal["gate_slot", "broadcast", "banner"]
+OrderState = Literal[
+    "submitted",
+    "in_review",
+    "awaiting_payment",
+    "partly_paid",
+    "paid",
+    "running",
+    "completed",
+    "rejected",
+    "expired",
+    "cancelled",
+    "refunded",
+]
+PaymentStatus = Literal["checking", "credited", "rejected"]
+# A decimal as a string ("12.5"): money never goes through a float.
+Money = str
+
+
+class ShopSettingsIn(Strict):
+    """A bot's shop. `api_key`: omit (or null) to keep the stored TronGrid key, "" to remove it."""
+
+    enabled: bool = False
+    network: Network = "mainnet"
+    address: str = Field(default="", max_length=64, description="the shop's TRON address (T...)")
+    accept_usdt: bool = True
+    accept_trx: bool = True
+    api_key: str | None = Field(default=None, max_length=200)
+    pay_within_h: int = Field(default=24, ge=1, le=720, description="hours to pay once approved")
+
+    def config(self) -> ShopConfig:
+        """The feature's settings."""
+        return ShopConfig(
+            self.enabled,
+            self.network,
+            self.address,
+            self.accept_usdt,
+            self.accept_trx,
+            self.api_key,
+            self.pay_within_h,
+        )
+
+
+class ShopSettingsOut(BaseModel):
+    """A bot's shop; the TronGrid key only as its last 4 characters."""
+
+    bot_id: int
+    enabled: bool
+    network: Network
+    address: str | None
+    accept_usdt: bool
+    accept_trx: bool
+    api_key_tail: str | None
+    pay_within_h: int
+
+
+class ProductIn(Strict):
+    """A product, priced in USDT: a gate slot for `joins` joins, a broadcast post, or a banner
+    shown after delivered content for `days` days."""
+
+    kind: ProductKind
+    title: str = Field(min_length=1, max_length=100)
+    price_usdt: Money = Field(max_length=20, examples=["25", "12.5"])
+    description: str = Field(default="", max_length=1000)
+    joins: int | None = Field(default=None, ge=1, le=10_000_000)
+    days: int | None = Field(default=None, ge=1, le=365)
+    active: bool = True
+    position: int = Field(default=0, ge=0, le=1000)
+
+    def draft(self) -> ProductDraft:
+        """The feature's product."""
+        return ProductDraft(
+            self.kind,
+            self.title,
+            self.price_usdt,
+            self.description,
+            self.joins,
+            self.days,
+            self.active,
+            self.position,
+        )
+
+
+class ProductOut(BaseModel):
+    """A product."""
+
+    id: int
+    bot_id: int
+    kind: ProductKind
+    title: str
+    description: str
+    price_usdt: Money
+    joins: int | None
+    days: int | None
+    active: bool
+    position: int
+
+
+class PaymentOut(BaseModel):
+    """A submitted transaction hash and what the verifier made of it."""
+
+    id: int
+    order_id: int
+    bot_id: int
+    tx_hash: str
+    source: str
+    status: PaymentStatus
+    reason: str | None
+    coin: str | None
+    amount: Money | None
+    from_address: str | None
+    to_address: str | None
+    credited_usdt: Money | None
+    block_time: datetime | None
+    checks: int
+    last_error: str | None
+    submitted_at: datetime
+    decided_at: datetime | None
+
+
+class StepOut(BaseModel):
+    """One line of an order's timeline."""
+
+    at: datetime
+    kind: str
+    actor: str
+    data: dict[str, Any]
+
+
+class OrderOut(BaseModel):
+    """An order; amounts in USDT as decimal strings, addresses in Base58."""
+
+    id: int
+    bot_id: int
+    product_id: int | None
+    kind: ProductKind
+    title: str
+    joins: int | None
+    days: int | None
+    user_id: int
+    user_name: str
+    language: str
+    material: dict[str, Any]
+    price_usdt: Money
+    paid_usdt: Money
+    left_usdt: Money
+    extra_usdt: Money
+    state: OrderState
+    note: str | None
+    network: Network | None
+    address: str | None
+    accept_usdt: bool | None
+    accept_trx: bool | None
+    approved_at: datetime | None
+    usdt_per_trx: Money | None
+    rate_source: str | None
+    expires_at: datetime | None
+    due_at: datetime | None
+    campaign_id: int | None
+    broadcast_id: int | None
+    started_at: datetime | None
+    ends_at: datetime | None
+    ended_at: datetime | None
+    report: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+    payments: list[PaymentOut] = Field(default_factory=list)
+    timeline: list[StepOut] = Field(default_factory=list)
+
+
+class OrderPage(BaseModel):
+    """A page of orders, newest first; pass `next_before` as `before` for the next."""
+
+    items: list[OrderOut]
+    next_before: int | None
+    counts: dict[str, int]
+
+
+class PaymentPage(BaseModel):
+    """A page of payments, newest first."""
+
+    items: list[PaymentOut]
+    next_before: int | None
+
+
+class ReasonIn(Strict):
+    """Why, in words the advertiser gets (required to reject, ask for a change, mark paid)."""
+
+    reason: str = Field(default="", max_length=500)
+
+
+class HashIn(Strict):
+    """A transaction hash (64 hex characters) or its TronScan link."""
+
+    tx_hash: str = Field(min_length=1, max_length=300)

@@ -1,0 +1,141 @@
+"""The ad shop: settings and products per bot, orders and payments, and the owner's moves."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response
+
+from sponsorbot.web.api.deps import Editor, Limit, Reader, Service
+from sponsorbot.web.api.models_shop import (
+    HashIn,
+    OrderOut,
+    OrderPage,
+    OrderState,
+    PaymentPage,
+    PaymentStatus,
+    ProductIn,
+    ProductOut,
+    ReasonIn,
+    ShopSettingsIn,
+    ShopSettingsOut,
+)
+
+router = APIRouter()
+BOT = "/bots/{bot_id}/shop"
+Before = Annotated[int | None, Query(ge=1, description="the `next_before` of the page before")]
+
+
+@router.get(BOT, response_model=ShopSettingsOut, summary="A bot's shop settings")
+async def get_shop(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+    return await features.shop.settings(bot_id)
+
+
+@router.put(BOT, response_model=ShopSettingsOut, summary="Set a bot's shop settings")
+async def put_shop(
+    bot_id: int, body: ShopSettingsIn, who: Editor, features: Service
+) -> dict[str, Any]:
+    return await features.shop.save_settings(bot_id, body.config())
+
+
+@router.get(f"{BOT}/products", response_model=list[ProductOut], summary="A bot's products")
+async def list_products(bot_id: int, who: Reader, features: Service) -> list[dict[str, Any]]:
+    return await features.shop.products(bot_id)
+
+
+@router.post(f"{BOT}/products", status_code=201, response_model=ProductOut, summary="Add a product")
+async def create_product(
+    bot_id: int, body: ProductIn, who: Editor, features: Service
+) -> dict[str, Any]:
+    return await features.shop.create_product(bot_id, body.draft())
+
+
+@router.put(f"{BOT}/products/{{product_id}}", response_model=ProductOut, summary="Change a product")
+async def change_product(
+    bot_id: int, product_id: int, body: ProductIn, who: Editor, features: Service
+) -> dict[str, Any]:
+    return await features.shop.change_product(bot_id, product_id, body.draft())
+
+
+@router.delete(f"{BOT}/products/{{product_id}}", status_code=204, summary="Remove a product")
+async def delete_product(bot_id: int, product_id: int, who: Editor, features: Service) -> Response:
+    await features.shop.delete_product(bot_id, product_id)
+    return Response(status_code=204)
+
+
+@router.get("/shop/orders", response_model=OrderPage, summary="Orders, newest first")
+async def list_orders(
+    who: Reader,
+    features: Service,
+    bot_id: int | None = None,
+    state: OrderState | None = None,
+    before: Before = None,
+    limit: Limit = 50,
+) -> dict[str, Any]:
+    return await features.shop.orders(bot_id, state, before, limit)
+
+
+@router.get(
+    "/shop/orders/{order_id}",
+    response_model=OrderOut,
+    summary="One order with its payments and timeline",
+)
+async def get_order(order_id: int, who: Reader, features: Service) -> dict[str, Any]:
+    return await features.shop.order(order_id)
+
+
+@router.post(
+    "/shop/orders/{order_id}/approve",
+    response_model=OrderOut,
+    summary="Approve: lock the TRX rate and send the advertiser the payment request",
+)
+async def approve_order(order_id: int, who: Editor, features: Service) -> dict[str, Any]:
+    return await features.shop.approve(order_id, f"api:{who.name}")
+
+
+@router.post(
+    "/shop/orders/{order_id}/{action}",
+    response_model=OrderOut,
+    summary="Reject, ask for a change, cancel, mark paid or mark refunded (with a reason)",
+)
+async def act_on_order(
+    order_id: int,
+    action: Literal["reject", "ask-change", "cancel", "mark-paid", "mark-refunded"],
+    who: Editor,
+    features: Service,
+    body: ReasonIn | None = None,
+) -> dict[str, Any]:
+    shop = features.shop
+    acts = {
+        "reject": shop.reject,
+        "ask-change": shop.ask_change,
+        "cancel": shop.cancel,
+        "mark-paid": shop.mark_paid,
+        "mark-refunded": shop.mark_refunded,
+    }
+    reason = body.reason if body is not None else ""
+    return await acts[action](order_id, reason, f"api:{who.name}")
+
+
+@router.post(
+    "/shop/orders/{order_id}/payments",
+    status_code=201,
+    response_model=OrderOut,
+    summary="Check a transaction hash for an order (as if the advertiser had sent it)",
+)
+async def add_payment(
+    order_id: int, body: HashIn, who: Editor, features: Service
+) -> dict[str, Any]:
+    return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
+
+
+@router.get("/shop/payments", response_model=PaymentPage, summary="Payments, newest first")
+async def list_payments(
+    who: Reader,
+    features: Service,
+    bot_id: int | None = None,
+    status: PaymentStatus | None = None,
+    before: Before = None,
+    limit: Limit = 50,
+) -> dict[str, Any]:
+    return await features.shop.payments(bot_id, status, before, limit)

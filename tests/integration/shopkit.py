@@ -1,0 +1,167 @@
+"""A polling bot with its ad shop on, a sponsor channel the bot administers, wallets on the
+simulated TronGrid, and an advertiser who talks to the bot: what the shop tests start from."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.features.all import install
+from sponsorbot.features.base import Options
+from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from sponsorbot.web.deps import Services
+from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
+from tests.kit import simulated_telegram as simulated_telegram
+
+FAST = Options(config_ttl_s=0.5, shop_check_every_s=0.2, campaign_check_every_s=0.2)
+BOT = "adshop_bot"
+
+
+@dataclass
+class Shop:
+    """A bot with its shop, the wallets and the services."""
+
+    tg: Telegram
+    run: RunningEngine
+    features: Services
+    bot: dict[str, Any]
+    channel: dict[str, Any]
+    address: str
+    payer: str
+    pool: asyncpg.Pool
+
+    async def advertiser(self, language: str = "en") -> int:
+        user = await self.tg.sim.create_user("Ada", language_code=language)
+        return int(user["id"])
+
+    async def messages(self, user: int) -> list[dict[str, Any]]:
+        chat = await self.tg.sim.read_chat(user, BOT)
+        return [m for m in chat if m["from"] == "bot" and not m["deleted"]]
+
+    async def wait_for(
+        self, user: int, check: Callable[[dict[str, Any]], bool], timeout: float = 20.0
+    ) -> dict[str, Any]:
+        """Wait for a bot message to this person that passes `check`; return the last one."""
+        found: list[dict[str, Any]] = []
+
+        async def ok() -> bool:
+            found[:] = [m for m in await self.messages(user) if check(m)]
+            return bool(found)
+
+        await eventually(ok, timeout=timeout)
+        return found[-1]
+
+    async def say(self, user: int, text: str) -> None:
+        await self.tg.sim.send_text(user, BOT, text)
+
+    async def press(self, user: int, message: dict[str, Any], label_part: str) -> None:
+        """Press the button of `message` whose label holds `label_part`."""
+        for row in message.get("buttons") or []:
+            for button in row:
+                if label_part in button["text"] and button.get("callback_data"):
+                    await self.tg.sim.press_button(
+                        user, BOT, message["message_id"], button["callback_data"]
+                    )
+                    return
+        raise AssertionError(f"no button {label_part!r} in {message.get('buttons')}")
+
+    async def order_of(self, user: int) -> dict[str, Any]:
+        """The advertiser's latest order, once there is one."""
+        found: list[int] = []
+
+        async def made() -> bool:
+            row = await self.pool.fetchval(
+                "SELECT max(id) FROM shop_orders WHERE user_id = $1", user
+            )
+            found[:] = [row] if row is not None else []
+            return bool(found)
+
+        await eventually(made)
+        return await self.features.shop.order(found[0])
+
+    async def state_of(self, order_id: int, state: str, timeout: float = 20.0) -> dict[str, Any]:
+        """Wait until the order is in `state`."""
+
+        async def there() -> bool:
+            return bool((await self.features.shop.order(order_id))["state"] == state)
+
+        await eventually(there, timeout=timeout, every=0.1)
+        return await self.features.shop.order(order_id)
+
+    async def book(self, user: int, product_title: str, material: str) -> dict[str, Any]:
+        """The whole dialogue: /advertise, the product, the material, submit."""
+        await self.say(user, "/advertise")
+        menu = await self.wait_for(user, lambda m: product_title in (m.get("text") or ""))
+        before = len(await self.messages(user))
+        await self.press(user, menu, product_title)
+        await self.next_message(user, before)
+        await self.say(user, material)
+        summary = await self.wait_for(user, lambda m: len(m.get("buttons") or []) == 1)
+        before = len(await self.messages(user))
+        await self.press(user, summary, "✅")
+        await self.next_message(user, before)
+        return await self.order_of(user)
+
+    async def next_message(self, user: int, before: int) -> dict[str, Any]:
+        """Wait for the bot's next message after the first `before`."""
+        found: list[dict[str, Any]] = []
+
+        async def more() -> bool:
+            found[:] = await self.messages(user)
+            return len(found) > before
+
+        await eventually(more)
+        return found[-1]
+
+
+@contextlib.asynccontextmanager
+async def shop(
+    pool: asyncpg.Pool,
+    db_dsn: str,
+    tmp_path: Path,
+    *,
+    accept_trx: bool = True,
+    options: Options = FAST,
+    **settings: Any,
+) -> AsyncIterator[Shop]:
+    """A polling bot with its shop on (mainnet), a 10 USDT gate slot for 3 joins and a
+    5 USDT banner, a sponsor channel the bot administers, and two funded wallets."""
+    async with simulated_telegram() as tg:
+        sim_bot = await tg.sim.create_bot(BOT)
+        owner = await tg.sim.create_user("Sponsor")
+        channel = await tg.sim.create_channel(
+            "Ada's channel", username="adachannel", owner_id=owner["id"]
+        )
+        await tg.sim.make_admin(channel["id"], sim_bot["id"])
+        shop_wallet = await tg.sim.tron_create_wallet()
+        payer = await tg.sim.tron_create_wallet()
+        values = {
+            "trongrid_url": tg.url,
+            "price_coingecko_url": tg.url,
+            "price_kraken_url": tg.url,
+            "price_binance_url": tg.url,
+            **settings,
+        }
+        async with running_engine(
+            make_settings(db_dsn, tg.url, tmp_path, **values), pool, db_dsn
+        ) as run:
+            features = Services.of(install(run.engine, options=options))
+            bot = await run.engine.bots.add(sim_bot["token"], "polling")
+            await features.shop.save_settings(
+                bot["id"],
+                ShopConfig(enabled=True, address=shop_wallet["address"], accept_trx=accept_trx),
+            )
+            await features.shop.create_product(
+                bot["id"], ProductDraft("gate_slot", "Gate slot", "10", joins=3)
+            )
+            await features.shop.create_product(
+                bot["id"], ProductDraft("banner", "Banner", "5", days=7)
+            )
+            yield Shop(
+                tg, run, features, bot, channel, shop_wallet["address"], payer["address"], pool
+            )

@@ -1,0 +1,180 @@
+"""The ad shop end to end on the simulated Telegram and TronGrid: an advertiser books in the bot,
+the owner approves, USDT and TRX are verified on chain, and a paid order starts its ad."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from sponsorbot.features.errors import Conflict, Invalid
+from sponsorbot.features.shop.rules import trx_to_ask
+from sponsorbot.features.shop.service import ShopConfig
+from tests.integration.shopkit import shop
+from tests.kit import eventually
+
+
+def text_has(part: str) -> Callable[[dict[str, Any]], bool]:
+    """A check of a message: its text or caption holds `part`."""
+    return lambda m: part in (m.get("text") or m.get("caption") or "")
+
+
+async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_runs(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Gate slot", "@adachannel")
+        assert order["state"] == "submitted"
+        assert order["material"]["title"] == "Ada's channel"
+        assert order["price_usdt"] == "10"
+        await s.tg.sim.set_price("0.25")
+        approved = await s.features.shop.approve(order["id"], "owner")
+        assert approved["state"] == "awaiting_payment"
+        assert approved["usdt_per_trx"] == "0.25"
+        request = await s.wait_for(ada, text_has("Please pay"))
+        assert s.address in request["text"]
+        assert "10 USDT" in request["text"] and "40 TRX" in request["text"]
+        qr = await s.wait_for(ada, lambda m: (m.get("media") or {}).get("kind") == "photo")
+        assert s.address in (qr.get("caption") or "")
+
+        # A first part in USDT: partly paid, 48 hours for the rest.
+        part = await s.tg.sim.tron_usdt(s.payer, s.address, "4", solidify="now")
+        await s.say(ada, part["hash"])
+        await s.wait_for(ada, text_has("6 USDT is still due"))
+        partly = await s.state_of(order["id"], "partly_paid")
+        assert partly["paid_usdt"] == "4"
+        assert partly["due_at"] is not None
+        # Sending the same hash again: already being checked (counted), nothing new stored.
+        await s.say(ada, part["hash"])
+        await s.wait_for(ada, text_has("already being checked"))
+        assert len((await s.features.shop.order(order["id"]))["payments"]) == 1
+
+        # A day later the first reminder goes.
+        await pool.execute(
+            "UPDATE shop_orders SET due_at = now() + interval '23 hours' WHERE id = $1",
+            order["id"],
+        )
+        await s.wait_for(ada, text_has("Reminder"))
+        reminded = await s.features.shop.order(order["id"])
+        assert any(step["kind"] == "reminder" for step in reminded["timeline"])
+
+        # The rest in TRX at the rate locked at approval (the price source moved since).
+        await s.tg.sim.set_price("0.5")
+        trx = trx_to_ask(Decimal(6), Decimal("0.25"))
+        rest = await s.tg.sim.tron_trx(s.payer, s.address, str(trx), solidify="now")
+        await s.say(ada, f"https://tronscan.org/#/transaction/{rest['hash']}")
+        await s.wait_for(ada, text_has("paid in full"))
+        running = await s.state_of(order["id"], "running")
+        assert running["paid_usdt"] == "10"
+        assert running["campaign_id"] is not None
+        campaign = await s.features.campaigns.get(running["campaign_id"])
+        assert campaign["goal_joins"] == 3
+        assert campaign["status"] == "running"
+        kinds = [step["kind"] for step in running["timeline"]]
+        for kind in ("submitted", "approved", "rate_locked", "payment_credited", "paid"):
+            assert kind in kinds
+        assert kinds.index("started") > kinds.index("paid")
+        credited = [p for p in running["payments"] if p["status"] == "credited"]
+        assert [p["coin"] for p in credited] == ["USDT", "TRX"]
+        assert credited[1]["credited_usdt"] == "6"
+
+
+async def test_a_hash_pays_one_order_once_and_the_wrong_ones_are_explained(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada, bob = await s.advertiser(), await s.advertiser("fa")
+        first = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        second = await s.book(bob, "Banner", "Visit Bob\nhttps://bob.example")
+        for order in (first, second):
+            await s.features.shop.approve(order["id"], "owner")
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        await s.say(ada, paid["hash"])
+        await s.state_of(first["id"], "running")
+        # Bob replays Ada's transaction: it already paid an order.
+        await s.say(bob, paid["hash"])
+        refused = await s.wait_for(bob, text_has("پیش‌تر یک سفارش را پرداخت کرده است"))
+        assert paid["hash"][:8] in refused["text"] and f"#{second['id']}" in refused["text"]
+        # A look-alike token and coins sent elsewhere are turned down, each with its reason.
+        fake = await s.tg.sim.tron_lookalike(s.payer, s.address, "5", solidify="now")
+        await s.say(bob, fake["hash"])
+        elsewhere = await s.tg.sim.tron_usdt(s.payer, s.payer, "5", solidify="now")
+        await s.say(bob, elsewhere["hash"])
+
+        async def decided() -> bool:
+            order = await s.features.shop.order(second["id"])
+            rejected = [p for p in order["payments"] if p["status"] == "rejected"]
+            return len(rejected) >= 3
+
+        await eventually(decided, timeout=20)
+        order = await s.features.shop.order(second["id"])
+        reasons = {p["tx_hash"]: p["reason"] for p in order["payments"]}
+        assert reasons == {
+            paid["hash"]: "already_used",
+            fake["hash"]: "no_usdt",
+            elsewhere["hash"]: "wrong_address",
+        }
+        assert order["state"] == "awaiting_payment"
+        wrong = next(p for p in order["payments"] if p["reason"] == "wrong_address")
+        assert wrong["to_address"] == s.payer
+        # The gate's welcome offers the shop while it is on.
+        await s.say(bob, "hello")
+        welcome = await s.wait_for(bob, text_has("سلام"))
+        assert "تبلیغ" in welcome["buttons"][0][0]["text"]
+
+
+async def test_an_unconfirmed_payment_waits_and_then_counts(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path, accept_trx=False) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        approved = await s.features.shop.approve(order["id"], "owner")
+        assert approved["usdt_per_trx"] is None
+        request = await s.wait_for(ada, text_has("Please pay"))
+        assert "TRX" not in request["text"]
+        tx = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="never")
+        await s.say(ada, "not a hash 0x1234")
+        await s.say(ada, f"0x{tx['hash'].upper()}")
+        await s.wait_for(ada, text_has("not confirmed yet"))
+        assert (await s.features.shop.order(order["id"]))["state"] == "awaiting_payment"
+        await s.tg.sim.tron_solidify(tx["hash"])
+        await s.wait_for(ada, text_has("paid in full"))
+        running = await s.state_of(order["id"], "running")
+        assert running["ends_at"] > datetime.now(UTC) + timedelta(days=6)
+
+
+async def test_bad_settings_and_a_price_source_outage_are_clear_errors(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        bot_id = s.bot["id"]
+        broken = s.address[:-1] + ("A" if s.address[-1] != "A" else "B")
+        with pytest.raises(Invalid, match="TRON address"):
+            await s.features.shop.save_settings(bot_id, ShopConfig(enabled=True, address=broken))
+        saved = await s.features.shop.save_settings(
+            bot_id, ShopConfig(enabled=True, address=s.address, api_key="secret-key-1234")
+        )
+        assert saved["api_key_tail"] == "1234"
+        stored = await pool.fetchval("SELECT api_key FROM shop_settings WHERE bot_id = $1", bot_id)
+        assert b"secret-key-1234" not in bytes(stored)
+        with pytest.raises(Invalid, match="more than 0"):
+            from sponsorbot.features.shop.service import ProductDraft
+
+            await s.features.shop.create_product(bot_id, ProductDraft("banner", "x", "0", days=1))
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.tg.sim.price_down()
+        with pytest.raises(Conflict, match="no TRX price"):
+            await s.features.shop.approve(order["id"], "owner")
+        assert (await s.features.shop.order(order["id"]))["state"] == "submitted"
+        await s.tg.sim.price_up()
+        await s.features.shop.approve(order["id"], "owner")
+        with pytest.raises(Conflict):
+            await s.features.shop.approve(order["id"], "owner")
