@@ -24,6 +24,7 @@ from sponsorbot.web.panel.deps import Account, Audit, Team
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_broadcasts import BROADCAST_KIND_LABELS
+from sponsorbot.web.panel.routes_shop import SHOP_KIND_LABELS
 from sponsorbot.web.panel.web import (
     ROLE_NAMES,
     Viewer,
@@ -86,6 +87,7 @@ KIND_LABELS = {
     "campaign.report_rotated": N_("Report link replaced"),
     "campaign.report_revoked": N_("Report link withdrawn"),
     **BROADCAST_KIND_LABELS,
+    **SHOP_KIND_LABELS,
 }
 
 
