@@ -3,8 +3,9 @@ is refused with a clear reason), adds a product (a price of 0 is refused), finds
 order in the list, approves it, adds the advertiser's hashes (one paid elsewhere, one a part
 payment) and reads the verdicts, amounts and timeline on the order page, in English and Persian.
 
-Set SPONSORBOT_SCREENSHOTS=1 to also write shop-settings-, shop-products-, shop-orders- and
-shop-order- screenshots, in English and Persian, in docs/screenshots/.
+Set SPONSORBOT_SCREENSHOTS=1 to also write shop-settings-, shop-orders- and shop-order-
+screenshots in English and Persian, and shop-products-en and shop-payments-en, in
+docs/screenshots/.
 """
 
 from __future__ import annotations
@@ -204,6 +205,18 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
             await expect(page.locator("#timeline")).to_contain_text("TRX rate locked")
             await expect(page.locator("#timeline")).to_contain_text("Payment counted: 10 USDT")
             await shot(page, "shop-order-en")
+
+            # Every hash over every order: the refused one, with its order.
+            await page.click("main .head a >> text=Orders")
+            await page.click("nav.tabs >> text=Payments")
+            await page.select_option("#f-status", "rejected")
+            await page.click("main form.filters button")
+            rows = page.locator("table.payments tbody tr")
+            await expect(rows).to_have_count(1)
+            await expect(rows).to_contain_text("Refused")
+            await expect(rows.locator(f"a[href='/shop/orders/{order_id}']")).to_be_visible()
+            await shot(page, "shop-payments-en")
+            await page.goto(f"{base}/shop/orders/{order_id}")
 
             # Persian: right to left, Persian digits, the same facts.
             await page.click("header >> text=فارسی")

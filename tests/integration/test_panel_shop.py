@@ -327,7 +327,7 @@ async def test_an_order_made_in_the_database_is_listed_shown_and_rejected(
         assert 'href="https://example.com/shop"' in page.text and "Open the shop" in page.text
         for action in ("approve", "reject", "ask-change", "cancel"):
             assert f'action="{base}/{action}"' in page.text, action
-        for action in ("mark-paid", "refund", "hash"):
+        for action in ("mark-paid", "mark-refunded", "hash"):
             assert f'action="{base}/{action}"' not in page.text, action
         assert "Submitted" in page.text and "The advertiser" in page.text
 
@@ -352,10 +352,36 @@ async def test_an_order_made_in_the_database_is_listed_shown_and_rejected(
         assert late.status_code == 409
         assert "The order is “Rejected” now: “Approve” cannot be done." in late.text
         assert (await http.get("/shop/orders/999999")).status_code == 404
+        # Another order: a change is asked for, then the owner cancels it.
+        other = await env.order("banner", price="5")
+        change = "Please shorten the text"
+        asked = await http.post(
+            f"/shop/orders/{other}/ask-change", data={"csrf": csrf, "reason": change}
+        )
+        assert asked.status_code == 303
+        assert (await env.features.shop.order(other))["state"] == "in_review"
+
+        async def asked_told() -> bool:
+            return any(change in text for text in await env.chat())
+
+        await eventually(asked_told)
+        page = await http.get(f"/shop/orders/{other}")
+        assert f"Change asked: {change}" in page.text and "Change asked" in page.text
+        assert f'action="/shop/orders/{other}/approve"' not in page.text
+        cancelled = await http.post(f"/shop/orders/{other}/cancel", data={"csrf": csrf})
+        assert cancelled.status_code == 303
+        assert (await env.features.shop.order(other))["state"] == "cancelled"
+        both = await http.get("/shop/orders")
+        assert re.search(r'data-state="cancelled"[^>]*>Cancelled <span class="badge">1<', both.text)
     entry = await pool.fetchrow("SELECT * FROM audit_log WHERE kind = 'shop.order_rejected'")
     assert entry["target"] == f"order:{order_id}"
     assert entry["before"] == {"state": "submitted"}
     assert entry["after"] == {"state": "rejected", "reason": why}
+    assert await audit_kinds(pool) == [
+        "shop.order_rejected",
+        "shop.order_change_asked",
+        "shop.order_cancelled",
+    ]
 
 
 async def test_approve_hashes_verdicts_and_mark_paid_on_the_order_page(
@@ -441,11 +467,22 @@ async def test_approve_hashes_verdicts_and_mark_paid_on_the_order_page(
         page = await http.get(base)
         assert "Marked paid: The rest came by bank transfer" in page.text
         assert (await env.features.shop.order(order_id))["state"] in ("paid", "running")
+        refunded = await http.post(f"{base}/mark-refunded", data={"csrf": csrf, "reason": ""})
+        assert refunded.status_code == 303
+        page = await http.get(base)
+        assert "Refunded" in page.text and "Marked refunded" in page.text
+        assert 'id="actions"' not in page.text  # nothing more can be done
+
+        async def refund_told() -> bool:
+            return any("refunded" in text for text in await env.chat())
+
+        await eventually(refund_told)
     assert await audit_kinds(pool) == [
         "shop.order_approved",
         "shop.order_hash_added",
         "shop.order_hash_added",
         "shop.order_marked_paid",
+        "shop.order_refunded",
     ]
     hashes = await pool.fetch(
         "SELECT after->>'hash' AS h FROM audit_log WHERE kind = 'shop.order_hash_added' ORDER BY id"
@@ -476,7 +513,15 @@ async def test_an_analyst_reads_but_cannot_act(
         settings = await http.get(f"/bots/{bot_id}/shop")
         assert re.search(r'<input id="f-address" name="address"[^>]* disabled>', settings.text)
         assert "Save the shop settings" not in settings.text
-        for action in ("approve", "reject", "ask-change", "cancel", "mark-paid", "refund", "hash"):
+        for action in (
+            "approve",
+            "reject",
+            "ask-change",
+            "cancel",
+            "mark-paid",
+            "mark-refunded",
+            "hash",
+        ):
             answer = await http.post(
                 f"/shop/orders/{order_id}/{action}", data={"csrf": csrf, "reason": "x"}
             )

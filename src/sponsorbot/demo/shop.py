@@ -36,7 +36,8 @@ INSERT INTO shop_orders (bot_id, product_id, kind, title, joins, days, user_id, 
                          expires_at, paid_usdt, started_at, ends_at, ended_at, report,
                          created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'mainnet', $14, true, true,
-        $15, 0.25, 'coingecko', $15 + interval '24 hours', $16, $17, $18, $19, $20, $21, $21)
+        $15::timestamptz, 0.25, 'coingecko', $15::timestamptz + interval '24 hours', $16, $17,
+        $18, $19, $20, $21, $21)
 RETURNING id
 """
 STEP = "INSERT INTO shop_order_log (order_id, at, kind, actor, data) VALUES ($1, $2, $3, $4, $5)"

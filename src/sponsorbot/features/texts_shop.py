@@ -97,6 +97,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_report_broadcast": "Order #{order} is complete: your post reached {reached} people.",
         "shop_report_banner": "Order #{order} is complete: your banner was shown {shown} times.",
         "shop_refunded": "Order #{order} was refunded by the owner.",
+        "shop_order_cancelled": "Order #{order} was cancelled. {reason}",
         "shop_banner_open": "Open ↗",
     },
     "fa": {
@@ -187,6 +188,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_report_broadcast": "سفارش #{order} کامل شد: پست شما به {reached} نفر رسید.",
         "shop_report_banner": "سفارش #{order} کامل شد: بنر شما {shown} بار نمایش داده شد.",
         "shop_refunded": "مبلغ سفارش #{order} را مالک بازگرداند.",
+        "shop_order_cancelled": "سفارش #{order} لغو شد. {reason}",
         "shop_banner_open": "باز کردن ↗",
     },
 }

@@ -346,12 +346,7 @@ class ShopService(OwnerService):
         if row is None:
             raise NotFound("no such order")
         if not can(move, row["state"]):
-            raise Conflict(
-                f"an order that is {row['state'].replace('_', ' ')} cannot be "
-                f"{move.replace('_', ' ')}{'d' if move.endswith('e') else 'ed'}",
-                code="order_state",
-                state=row["state"],
-            )
+            raise _wrong_state(row["state"], move)
         return row
 
     def wake(self, bot_id: int) -> None:
@@ -363,6 +358,8 @@ class ShopService(OwnerService):
         row = await self.pool.fetchrow(queries.ORDER, order_id)
         if row is None:
             raise NotFound("no such order")
+        if not can("approve", row["state"]):
+            raise _wrong_state(row["state"], "approve")
         shop = await self.pool.fetchrow(queries.SETTINGS, row["bot_id"])
         if shop is None or shop["address"] is None:
             raise Conflict("set the shop's TRON address first", code="shop_address")
@@ -431,14 +428,23 @@ class ShopService(OwnerService):
     async def reject(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
         """Turn the order down, telling the advertiser why."""
         why = check_reason(reason)
-        await self._move(order_id, "reject", "rejected", why, actor, "shop_rejected", reason=why)
+        await self._move(
+            order_id, "reject", "rejected", why, actor, "shop_rejected", "rejected", reason=why
+        )
         return await self.order(order_id)
 
     async def ask_change(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
         """Send the order back to the advertiser for a change of its material."""
         why = check_reason(reason)
         row = await self._move(
-            order_id, "ask_change", "in_review", why, actor, "shop_change_asked", reason=why
+            order_id,
+            "ask_change",
+            "in_review",
+            why,
+            actor,
+            "shop_change_asked",
+            "change_asked",
+            reason=why,
         )
         # The advertiser's next message is the new material.
         await self.pool.execute(
@@ -453,19 +459,28 @@ class ShopService(OwnerService):
     async def cancel(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
         """Cancel an order nobody has paid for in full."""
         why = check_reason(reason, required=False)
-        await self._move(order_id, "cancel", "cancelled", why, actor, None)
+        await self._move(
+            order_id,
+            "cancel",
+            "cancelled",
+            why,
+            actor,
+            "shop_order_cancelled",
+            "cancelled",
+            reason=why or "",
+        )
         return await self.order(order_id)
 
     async def mark_refunded(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
         """Record that the owner gave the money back (by hand: the bot holds no key)."""
         why = check_reason(reason, required=False)
-        await self._move(order_id, "refund", "refunded", why, actor, "shop_refunded")
+        await self._move(order_id, "refund", "refunded", why, actor, "shop_refunded", "refunded")
         return await self.order(order_id)
 
     async def mark_paid(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
         """Count the order as paid without a verified hash (the reason goes on record)."""
         why = check_reason(reason)
-        await self._move(order_id, "mark_paid", "paid", why, actor, "shop_paid")
+        await self._move(order_id, "mark_paid", "paid", why, actor, "shop_paid", "marked_paid")
         return await self.order(order_id)
 
     async def _move(
@@ -475,16 +490,17 @@ class ShopService(OwnerService):
         to: str,
         note: str | None,
         actor: str,
-        key: str | None,
+        key: str,
+        step: str,
         **values: Any,
     ) -> asyncpg.Record:
+        """Move the order, log the step and tell the advertiser (`key`), in one commit."""
         async with self.pool.acquire() as conn, conn.transaction():
             row = await self._locked(conn, order_id, move)
             texts = await self._texts(row["bot_id"])
             await conn.execute(queries.SET_STATE, order_id, to, note)
-            await log_step(conn, order_id, to, actor, reason=note)
-            if key is not None:
-                await enqueue(conn, row["bot_id"], [notices.say(row, key, texts, **values)])
+            await log_step(conn, order_id, step, actor, reason=note)
+            await enqueue(conn, row["bot_id"], [notices.say(row, key, texts, **values)])
         self.wake(row["bot_id"])
         return row
 
@@ -509,6 +525,16 @@ class ShopService(OwnerService):
                 )
             await log_step(conn, order_id, "hash_submitted", actor, hash=tx_hash)
         return await self.order(order_id)
+
+
+def _wrong_state(state: str, move: str) -> Conflict:
+    """The 409 for a move the order's state does not allow."""
+    return Conflict(
+        f"an order that is {state.replace('_', ' ')} cannot be "
+        f"{move.replace('_', ' ')}{'d' if move.endswith('e') else 'ed'}",
+        code="order_state",
+        state=state,
+    )
 
 
 CONVERSATION = """

@@ -1,4 +1,6 @@
-"""The ad shop: settings and products per bot, orders and payments, and the owner's moves."""
+"""The ad shop: settings and products per bot, orders and payments, and the owner's moves.
+
+Money is at stake: changing anything takes an owner or an admin; any member may read."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
-from sponsorbot.web.api.deps import Editor, Limit, Reader, Service
+from sponsorbot.web.api.deps import Admin, Limit, Reader, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
     OrderOut,
@@ -33,7 +35,7 @@ async def get_shop(bot_id: int, who: Reader, features: Service) -> dict[str, Any
 
 @router.put(BOT, response_model=ShopSettingsOut, summary="Set a bot's shop settings")
 async def put_shop(
-    bot_id: int, body: ShopSettingsIn, who: Editor, features: Service
+    bot_id: int, body: ShopSettingsIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.save_settings(bot_id, body.config())
 
@@ -45,20 +47,20 @@ async def list_products(bot_id: int, who: Reader, features: Service) -> list[dic
 
 @router.post(f"{BOT}/products", status_code=201, response_model=ProductOut, summary="Add a product")
 async def create_product(
-    bot_id: int, body: ProductIn, who: Editor, features: Service
+    bot_id: int, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.create_product(bot_id, body.draft())
 
 
 @router.put(f"{BOT}/products/{{product_id}}", response_model=ProductOut, summary="Change a product")
 async def change_product(
-    bot_id: int, product_id: int, body: ProductIn, who: Editor, features: Service
+    bot_id: int, product_id: int, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.change_product(bot_id, product_id, body.draft())
 
 
 @router.delete(f"{BOT}/products/{{product_id}}", status_code=204, summary="Remove a product")
-async def delete_product(bot_id: int, product_id: int, who: Editor, features: Service) -> Response:
+async def delete_product(bot_id: int, product_id: int, who: Admin, features: Service) -> Response:
     await features.shop.delete_product(bot_id, product_id)
     return Response(status_code=204)
 
@@ -89,8 +91,19 @@ async def get_order(order_id: int, who: Reader, features: Service) -> dict[str, 
     response_model=OrderOut,
     summary="Approve: lock the TRX rate and send the advertiser the payment request",
 )
-async def approve_order(order_id: int, who: Editor, features: Service) -> dict[str, Any]:
+async def approve_order(order_id: int, who: Admin, features: Service) -> dict[str, Any]:
     return await features.shop.approve(order_id, f"api:{who.name}")
+
+
+# Before the route of the moves, whose {action} would take "payments" too.
+@router.post(
+    "/shop/orders/{order_id}/payments",
+    status_code=201,
+    response_model=OrderOut,
+    summary="Check a transaction hash for an order (as if the advertiser had sent it)",
+)
+async def add_payment(order_id: int, body: HashIn, who: Admin, features: Service) -> dict[str, Any]:
+    return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
 
 
 @router.post(
@@ -101,7 +114,7 @@ async def approve_order(order_id: int, who: Editor, features: Service) -> dict[s
 async def act_on_order(
     order_id: int,
     action: Literal["reject", "ask-change", "cancel", "mark-paid", "mark-refunded"],
-    who: Editor,
+    who: Admin,
     features: Service,
     body: ReasonIn | None = None,
 ) -> dict[str, Any]:
@@ -115,18 +128,6 @@ async def act_on_order(
     }
     reason = body.reason if body is not None else ""
     return await acts[action](order_id, reason, f"api:{who.name}")
-
-
-@router.post(
-    "/shop/orders/{order_id}/payments",
-    status_code=201,
-    response_model=OrderOut,
-    summary="Check a transaction hash for an order (as if the advertiser had sent it)",
-)
-async def add_payment(
-    order_id: int, body: HashIn, who: Editor, features: Service
-) -> dict[str, Any]:
-    return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
 
 
 @router.get("/shop/payments", response_model=PaymentPage, summary="Payments, newest first")

@@ -86,6 +86,7 @@ TEXTS: dict[str, str] = {
     "shop_report_broadcast": N_("To an advertiser: the report of a post"),
     "shop_report_banner": N_("To an advertiser: the report of a banner"),
     "shop_refunded": N_("To an advertiser: the order was refunded"),
+    "shop_order_cancelled": N_("To an advertiser: the owner cancelled the order"),
     "shop_banner_open": N_("The button of a paid banner"),
 }
 assert set(TEXTS) == set(DEFAULTS["en"]), "every visitor text needs a description here"

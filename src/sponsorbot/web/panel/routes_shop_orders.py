@@ -19,7 +19,7 @@ from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound
 from sponsorbot.features.shop.rules import MOVES, PAYABLE, STATES, can, show, trx_to_ask
 from sponsorbot.features.shop.service import MAX_REASON
 from sponsorbot.telegram.html import HtmlError, parse_html
-from sponsorbot.tron import tronscan_url
+from sponsorbot.tron import parse_hash, tronscan_url
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
@@ -46,7 +46,7 @@ ACTIONS: dict[str, tuple[str, str, str]] = {
     "ask-change": ("ask_change", N_("Ask for a change"), "shop.order_change_asked"),
     "cancel": ("cancel", N_("Cancel the order"), "shop.order_cancelled"),
     "mark-paid": ("mark_paid", N_("Mark paid"), "shop.order_marked_paid"),
-    "refund": ("refund", N_("Mark refunded"), "shop.order_refunded"),
+    "mark-refunded": ("refund", N_("Mark refunded"), "shop.order_refunded"),
 }
 
 
@@ -70,6 +70,8 @@ def _who(actor: str, members: dict[int, str]) -> str:
         return _("The advertiser")
     if actor.startswith("panel:") and actor[6:].isdigit():
         return members.get(int(actor[6:])) or _("A former member")
+    if actor.startswith("api:"):
+        return _with(_("API token “%(name)s”"), name=actor[4:])
     return actor
 
 
@@ -158,11 +160,11 @@ def _step(entry: dict[str, Any]) -> str:
             return _("Completed: the banner was shown %(n)s times", n=int(data["shown"]))
     if kind == "start_failed":
         return _with(_("The ad did not start: %(error)s"), error=data.get("error") or "")
-    if kind == "paid" and entry["actor"] != "system":
+    if kind == "marked_paid":
         return _with(_("Marked paid: %(reason)s"), reason=reason)
     with_reason = {
         "rejected": N_("Rejected: %(reason)s"),
-        "in_review": N_("Change asked: %(reason)s"),
+        "change_asked": N_("Change asked: %(reason)s"),
         "cancelled": N_("Cancelled: %(reason)s"),
         "refunded": N_("Marked refunded: %(reason)s"),
     }
@@ -172,7 +174,7 @@ def _step(entry: dict[str, Any]) -> str:
         "submitted": N_("Submitted"),
         "resubmitted": N_("The changed material was sent again"),
         "approved": N_("Approved: the payment request was sent"),
-        "in_review": N_("Change asked"),
+        "change_asked": N_("Change asked"),
         "rejected": N_("Rejected"),
         "cancelled": N_("Cancelled"),
         "refunded": N_("Marked refunded"),
@@ -381,7 +383,7 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
         "ask-change": shop.ask_change,
         "cancel": shop.cancel,
         "mark-paid": shop.mark_paid,
-        "refund": shop.mark_refunded,
+        "mark-refunded": shop.mark_refunded,
         "hash": shop.add_hash,
     }
     try:
@@ -397,8 +399,10 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
         return await _order_page(request, viewer, order_id, message, failed, _status(exc))
     kind = "shop.order_hash_added" if action == "hash" else ACTIONS[action][2]
     change: dict[str, Any] = {"state": after["state"]}
+    if action == "approve" and after["usdt_per_trx"]:
+        change.update(usdt_per_trx=after["usdt_per_trx"], rate_source=after["rate_source"])
     if action == "hash":
-        change["hash"] = after["timeline"][-1]["data"].get("hash") if after["timeline"] else None
+        change["hash"] = parse_hash(typed)  # as the service read it: it was accepted
     elif typed.strip():
         change["reason"] = typed.strip()
     await audit(
@@ -437,10 +441,10 @@ async def order_mark_paid(request: Request, order_id: Id, viewer: ManageBots) ->
     return await _act(request, viewer, order_id, "mark-paid")
 
 
-@router.post("/shop/orders/{order_id}/refund")
+@router.post("/shop/orders/{order_id}/mark-refunded")
 async def order_refund(request: Request, order_id: Id, viewer: ManageBots) -> Response:
     """Record that the money was given back by hand (the bot holds no key)."""
-    return await _act(request, viewer, order_id, "refund")
+    return await _act(request, viewer, order_id, "mark-refunded")
 
 
 @router.post("/shop/orders/{order_id}/hash")
