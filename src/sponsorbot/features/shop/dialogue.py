@@ -30,12 +30,14 @@ from sponsorbot.features.shop.rules import PAYABLE, show
 from sponsorbot.features.shop.service import enqueue, log_step
 from sponsorbot.features.texts import escape, language_of, render
 from sponsorbot.telegram import TelegramError
+from sponsorbot.telegram.entities import to_html
 from sponsorbot.tron.networks import HashError, parse_hash
 
 MATERIAL = "shop:material"
 CONFIRM = "shop:confirm"
 ASK = {"gate_slot": "shop_ask_channel", "broadcast": "shop_ask_post", "banner": "shop_ask_banner"}
-MEDIA = {"photo": "photo", "video": "video", "document": "document", "animation": "animation"}
+# A GIF comes with a `document` too, and goes out as one (broadcasts send these three kinds).
+MEDIA = ("photo", "video", "document")
 # A line ending a post that makes a button: "Text - https://..." (a dash or a pipe between).
 BUTTON_LINE = re.compile(r"^(?P<text>.{1,64}?)\s+[-|–]\s+(?P<url>(https?|tg)://\S+)$")
 # Text that looks like an attempt at a hash: long hex, or a TronScan link.
@@ -55,8 +57,13 @@ def who(person: dict[str, Any]) -> str:
     return name[:200]
 
 
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
 def post_of(message: dict[str, Any]) -> Post:
-    """A post from what the advertiser sent: text or a captioned file, with button lines."""
+    """A post from what the advertiser sent: text or a captioned file with its formatting
+    (bold, links, ...), and button lines at the end."""
     kind = next((k for k in MEDIA if message.get(k)), None)
     file_id = None
     if kind == "photo":
@@ -64,17 +71,29 @@ def post_of(message: dict[str, Any]) -> Post:
     elif kind is not None:
         file_id = message[kind]["file_id"]
     raw = str(message.get("caption") if kind else message.get("text") or "")
+    entities = message.get("caption_entities" if kind else "entities") or []
     lines = raw.rstrip().split("\n")
     buttons: list[tuple[Button, ...]] = []
     while lines and (match := BUTTON_LINE.match(lines[-1].strip())):
         buttons.insert(0, (Button(match["text"].strip(), check_url(match["url"])),))
         lines.pop()
-    text = escape("\n".join(lines).strip())
-    if not text and kind is None:
+    kept = "\n".join(lines).rstrip()
+    # Formatting of the button lines goes with them; what stays keeps its offsets.
+    end = _utf16(kept)
+    inside = [e for e in entities if isinstance(e, dict) and _ends(e) <= end]
+    text = to_html(kept, inside)
+    if not kept.strip() and kind is None:
         raise Unusable("the post has no text")
     post = Post(text=text, media_kind=kind, file_id=file_id, buttons=tuple(buttons[:10]))
     build(post)  # Telegram's own checks (length, markup), before anything is saved
     return post
+
+
+def _ends(entity: dict[str, Any]) -> int:
+    try:
+        return int(entity.get("offset", 0)) + int(entity.get("length", 0))
+    except (TypeError, ValueError):
+        return 1 << 30
 
 
 def banner_of(message: dict[str, Any]) -> dict[str, str]:
