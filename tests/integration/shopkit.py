@@ -13,6 +13,7 @@ import asyncpg
 
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
+from sponsorbot.features.shop.buttons import AdSubmit
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
@@ -20,6 +21,12 @@ from tests.kit import simulated_telegram as simulated_telegram
 
 FAST = Options(config_ttl_s=0.5, shop_check_every_s=0.2, campaign_check_every_s=0.2)
 BOT = "adshop_bot"
+
+
+def is_summary(message: dict[str, Any]) -> bool:
+    """The order's summary: it has the Submit button."""
+    rows = message.get("buttons") or []
+    return any(b.get("callback_data") == AdSubmit().pack() for row in rows for b in row)
 
 
 @dataclass
@@ -100,20 +107,26 @@ class Shop:
         before = len(await self.messages(user))
         await self.press(user, menu, product_title)
         await self.next_message(user, before)
+        before = len(await self.messages(user))
         await self.say(user, material)
-        summary = await self.wait_for(user, lambda m: len(m.get("buttons") or []) == 1)
+        summary = await self.next_message(user, before, is_summary)
         before = len(await self.messages(user))
         await self.press(user, summary, "✅")
         await self.next_message(user, before)
         return await self.order_of(user)
 
-    async def next_message(self, user: int, before: int) -> dict[str, Any]:
-        """Wait for the bot's next message after the first `before`."""
+    async def next_message(
+        self,
+        user: int,
+        before: int,
+        check: Callable[[dict[str, Any]], bool] = lambda _: True,
+    ) -> dict[str, Any]:
+        """Wait for a bot message after the first `before` that passes `check`."""
         found: list[dict[str, Any]] = []
 
         async def more() -> bool:
-            found[:] = await self.messages(user)
-            return len(found) > before
+            found[:] = [m for m in (await self.messages(user))[before:] if check(m)]
+            return bool(found)
 
         await eventually(more)
         return found[-1]

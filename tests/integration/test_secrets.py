@@ -1,4 +1,4 @@
-"""A full run at DEBUG level: no bot token in any log line of any process."""
+"""A full run at DEBUG level: no bot token and no TronGrid key in any log line of any process."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from sponsorbot.engine.bots import BotService
 from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.telegram import BotApi
+from sponsorbot.tron.address import parse_address
 from tests.kit import SECRET, eventually
 from tests.processes import clean_environ, free_port, wait_healthy
 
@@ -40,6 +41,7 @@ async def test_no_token_reaches_any_log_line(
         SPONSORBOT_PORT=str(api_port),
         SPONSORBOT_DATA_DIR=str(tmp_path),
         SPONSORBOT_LOG_LEVEL="DEBUG",
+        SPONSORBOT_TRONGRID_URL=sim_url,
     )
     run = subprocess.Popen(
         [sys.executable, "-m", "sponsorbot", "run"],
@@ -48,6 +50,7 @@ async def test_no_token_reaches_any_log_line(
         stderr=subprocess.STDOUT,
     )
     tokens: list[str] = []
+    trongrid_key = "tg-key-0d9f3c2b7a6e"
     try:
         await asyncio.to_thread(wait_healthy, api_port, run)
         control = SimulatorClient(sim_url)
@@ -71,6 +74,37 @@ async def test_no_token_reaches_any_log_line(
                 return bool(n >= 4)
 
             await eventually(handled, timeout=30)
+            # The shop's TronGrid key, refused by TronGrid: the runner's error path logs too.
+            await control.tron_require_api_key("another-key")
+            shop = (await control.tron_create_wallet())["address"]
+            await pool.execute(
+                "INSERT INTO shop_settings (bot_id, enabled, address, api_key, accept_trx)"
+                " VALUES ($1, true, $2, $3, false)",
+                hook["id"],
+                parse_address(shop),
+                TokenBox(SECRET.encode()).seal(trongrid_key),
+            )
+            order = await pool.fetchval(
+                "INSERT INTO shop_orders (bot_id, kind, title, days, user_id, price_usdt, state,"
+                " network, address, accept_usdt, accept_trx, approved_at)"
+                " VALUES ($1, 'banner', 'B', 1, $2, 5, 'awaiting_payment', 'mainnet', $3,"
+                " true, false, now()) RETURNING id",
+                hook["id"],
+                user["id"],
+                parse_address(shop),
+            )
+            await pool.execute(
+                "INSERT INTO shop_payments (order_id, bot_id, tx_hash) VALUES ($1, $2, $3)",
+                order,
+                hook["id"],
+                "cd" * 32,
+            )
+
+            async def asked() -> bool:
+                error = await pool.fetchval("SELECT last_error FROM shop_payments")
+                return error is not None
+
+            await eventually(asked, timeout=30)
             # A refused token: the error paths (401 at the sender and poller) log too.
             tokens.append(await control.revoke_token("poll_secret_bot"))
             await pool.execute(
@@ -100,4 +134,6 @@ async def test_no_token_reaches_any_log_line(
     for token in tokens:
         assert token not in output
         assert token.split(":", 1)[1] not in output
+    assert "the API key was refused" in output, "the runner did not use the key"
+    assert trongrid_key not in output
     assert run.returncode == 0

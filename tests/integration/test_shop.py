@@ -12,10 +12,12 @@ from typing import Any
 import asyncpg
 import pytest
 
+from sponsorbot.features.content.service import NewContent
 from sponsorbot.features.errors import Conflict, Invalid
 from sponsorbot.features.shop.rules import trx_to_ask
-from sponsorbot.features.shop.service import ShopConfig
-from tests.integration.shopkit import shop
+from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from tests.integration.broadcastkit import add_people
+from tests.integration.shopkit import BOT, shop
 from tests.kit import eventually
 
 
@@ -165,8 +167,6 @@ async def test_bad_settings_and_a_price_source_outage_are_clear_errors(
         stored = await pool.fetchval("SELECT api_key FROM shop_settings WHERE bot_id = $1", bot_id)
         assert b"secret-key-1234" not in bytes(stored)
         with pytest.raises(Invalid, match="more than 0"):
-            from sponsorbot.features.shop.service import ProductDraft
-
             await s.features.shop.create_product(bot_id, ProductDraft("banner", "x", "0", days=1))
         ada = await s.advertiser()
         order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
@@ -178,3 +178,70 @@ async def test_bad_settings_and_a_price_source_outage_are_clear_errors(
         await s.features.shop.approve(order["id"], "owner")
         with pytest.raises(Conflict):
             await s.features.shop.approve(order["id"], "owner")
+
+
+async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_until_it_ends(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        bot_id = s.bot["id"]
+        await s.features.shop.create_product(bot_id, ProductDraft("broadcast", "Post", "20"))
+        fans = await add_people(s.tg.sim, pool, bot_id, BOT, 5)
+        ada = await s.advertiser()
+        post = await s.book(ada, "Post", "<b>Big</b> sale\nShop - https://shop.example")
+        assert post["material"]["post"]["text"] == "&lt;b&gt;Big&lt;/b&gt; sale"
+        await s.features.shop.approve(post["id"], "owner")
+        await s.features.shop.mark_paid(post["id"], "paid by bank transfer", "owner")
+        done = await s.state_of(post["id"], "completed", timeout=30)
+        assert done["broadcast_id"] is not None and done["report"] == {"reached": 6}
+        got = await s.messages(fans[0])
+        assert got[-1]["buttons"] == [[{"text": "Shop", "url": "https://shop.example"}]]
+        await s.wait_for(ada, text_has("your post reached 6 people"))
+        marked = [t for t in done["timeline"] if t["kind"] == "marked_paid"]
+        assert marked[0]["data"]["reason"] == "paid by bank transfer"
+
+        banner = await s.book(ada, "Banner", "Night films\nhttps://films.example")
+        await s.features.shop.approve(banner["id"], "owner")
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        await s.say(ada, paid["hash"])
+        await s.state_of(banner["id"], "running")
+        content = await s.features.contents.create(
+            bot_id,
+            NewContent(created_by="test", kind="text", items=[{"kind": "text", "text": "Film"}]),
+        )
+        viewer = await s.advertiser()
+        await s.tg.sim.open_link(viewer, BOT, content["code"])
+        shown = await s.wait_for(viewer, text_has("Night films"))
+        assert shown["buttons"][0][0]["url"] == "https://films.example"
+        await pool.execute("UPDATE shop_orders SET ends_at = now() WHERE id = $1", banner["id"])
+        ended = await s.state_of(banner["id"], "completed")
+        assert ended["report"] == {"shown": 1}
+        await s.wait_for(ada, text_has("your banner was shown 1 times"))
+
+
+async def test_a_trongrid_outage_is_retried_and_the_order_waits(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.features.shop.approve(order["id"], "owner")
+        await s.tg.sim.tron_fault("500", count=2)
+        tx = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        await s.say(ada, tx["hash"])
+
+        async def failed_once() -> bool:
+            row = await pool.fetchrow(
+                "SELECT last_error, status FROM shop_payments WHERE tx_hash = $1", tx["hash"]
+            )
+            return row is not None and (
+                row["last_error"] is not None or row["status"] != "checking"
+            )
+
+        await eventually(failed_once)
+        # Backed off for seconds; the order stays as it was meanwhile.
+        assert (await s.features.shop.order(order["id"]))["state"] == "awaiting_payment"
+        await pool.execute("UPDATE shop_payments SET next_check_at = now()")
+        await s.state_of(order["id"], "running", timeout=30)
+        payment = (await s.features.shop.order(order["id"]))["payments"][0]
+        assert payment["status"] == "credited" and payment["checks"] >= 2

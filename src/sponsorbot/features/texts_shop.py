@@ -54,7 +54,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "digits) or the transaction's TronScan link."
         ),
         "shop_checking": (
-            "Checking transaction {hash}… You will get the answer here within a minute."
+            "Checking transaction {hash}. You will get the answer here within a minute."
         ),
         "shop_already_checking": "Transaction {hash} is already being checked for this order.",
         "shop_not_payable": "You have no order waiting for payment.",
@@ -148,7 +148,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "این هش تراکنش نیست. هش ۶۴ نویسه‌ای (حروف a تا f و رقم) یا لینک TronScan "
             "تراکنش را بفرستید."
         ),
-        "shop_checking": "تراکنش {hash} در حال بررسی است… پاسخ تا یک دقیقه همین‌جا می‌رسد.",
+        "shop_checking": "تراکنش {hash} در حال بررسی است. پاسخ تا یک دقیقه همین‌جا می‌رسد.",
         "shop_already_checking": "تراکنش {hash} برای این سفارش در حال بررسی است.",
         "shop_not_payable": "سفارشی در انتظار پرداخت ندارید.",
         "shop_unconfirmed": (

@@ -15,7 +15,8 @@ from sponsorbot.features.texts import render
 from sponsorbot.tron.address import to_base58
 
 Texts = Mapping[str, Mapping[str, str]]
-NETWORK_NAMES = {"mainnet": "TRON mainnet", "nile": "Nile testnet", "shasta": "Shasta testnet"}
+# In sentences that say "TRON" already.
+NETWORK_NAMES = {"mainnet": "mainnet", "nile": "Nile testnet", "shasta": "Shasta testnet"}
 
 
 def when(at: datetime | None) -> str:

@@ -53,7 +53,7 @@ ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 
 # before an id ($3 NULL: from the newest).
 ORDERS = f"""
 SELECT {_ORDER_COLUMNS}, b.username AS bot_username,
-       (SELECT count(*) FROM shop_payments p WHERE p.order_id = o.id) AS payments
+       (SELECT count(*) FROM shop_payments p WHERE p.order_id = o.id) AS payment_count
 FROM shop_orders o JOIN bots b ON b.id = o.bot_id
 WHERE ($1::bigint IS NULL OR o.bot_id = $1) AND ($2::text IS NULL OR o.state = $2)
   AND ($3::bigint IS NULL OR o.id < $3)

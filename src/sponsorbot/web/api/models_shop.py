@@ -177,8 +177,9 @@ class OrderOut(BaseModel):
     report: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
-    payments: list[PaymentOut] = Field(default_factory=list)
-    timeline: list[StepOut] = Field(default_factory=list)
+    payment_count: int | None = Field(default=None, description="in lists: hashes submitted")
+    payments: list[PaymentOut] = Field(default_factory=list, description="one order only")
+    timeline: list[StepOut] = Field(default_factory=list, description="one order only")
 
 
 class OrderPage(BaseModel):

@@ -1,0 +1,125 @@
+"""The shop through the owner API: settings (the TronGrid key never shown), products, orders
+and their moves, a hash added for an advertiser; bad input is a clear 4xx and changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import asyncpg
+
+from tests.integration.test_api_owner import connect_bot, owner_api
+
+ADDRESS = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+HASH = "ab" * 32
+
+
+async def test_the_shop_through_the_api(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> None:
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api, "shop_api_bot")
+        base = f"/api/v1/bots/{bot['id']}/shop"
+        empty = await api.http.get(base)
+        assert empty.status_code == 200 and empty.json()["enabled"] is False
+
+        broken = ADDRESS[:-1] + "u"
+        refused = await api.http.put(base, json={"enabled": True, "address": broken})
+        assert refused.status_code == 422 and "checksum" in refused.json()["error"]
+        coins = await api.http.put(base, json={"accept_usdt": False, "accept_trx": False})
+        assert coins.status_code == 422
+        key = "7f1c0a9e-api-key-5678"
+        saved = await api.http.put(
+            base,
+            json={"enabled": True, "address": ADDRESS, "accept_trx": False, "api_key": key},
+        )
+        assert saved.status_code == 200, saved.text
+        assert saved.json()["api_key_tail"] == "5678" and key not in saved.text
+        # A PUT replaces the settings; no api_key keeps the stored one. (TRX stays off: this
+        # test has no price source to ask.)
+        kept = await api.http.put(
+            base, json={"enabled": True, "address": ADDRESS, "accept_trx": False}
+        )
+        assert kept.json()["api_key_tail"] == "5678"
+
+        zero = await api.http.post(
+            f"{base}/products", json={"kind": "banner", "title": "B", "price_usdt": "0"}
+        )
+        assert zero.status_code == 422 and "more than 0" in zero.json()["error"]
+        no_days = await api.http.post(
+            f"{base}/products", json={"kind": "banner", "title": "B", "price_usdt": "5"}
+        )
+        assert no_days.status_code == 422
+        made = await api.http.post(
+            f"{base}/products",
+            json={"kind": "banner", "title": "Banner", "price_usdt": "5.5", "days": 3},
+        )
+        assert made.status_code == 201 and made.json()["price_usdt"] == "5.5"
+        product = made.json()
+
+        order_id = await pool.fetchval(
+            "INSERT INTO shop_orders (bot_id, product_id, kind, title, days, user_id, material,"
+            " price_usdt) VALUES ($1, $2, 'banner', 'Banner', 3, 42, $3, 5.5) RETURNING id",
+            bot["id"],
+            product["id"],
+            {"text": "Hi", "url": "https://a.example"},
+        )
+        listed = await api.http.get("/api/v1/shop/orders", params={"state": "submitted"})
+        assert [o["id"] for o in listed.json()["items"]] == [order_id]
+        assert listed.json()["counts"] == {"submitted": 1}
+        bad_state = await api.http.get("/api/v1/shop/orders", params={"state": "lost"})
+        assert bad_state.status_code == 422
+
+        early = await api.http.post(
+            f"/api/v1/shop/orders/{order_id}/payments", json={"tx_hash": HASH}
+        )
+        assert early.status_code == 409
+        no_reason = await api.http.post(f"/api/v1/shop/orders/{order_id}/reject", json={})
+        assert no_reason.status_code == 422
+        approved = await api.http.post(f"/api/v1/shop/orders/{order_id}/approve")
+        assert approved.status_code == 200, approved.text
+        order = approved.json()
+        assert order["state"] == "awaiting_payment" and order["address"] == ADDRESS
+        assert order["usdt_per_trx"] is None and order["left_usdt"] == "5.5"
+
+        not_hash = await api.http.post(
+            f"/api/v1/shop/orders/{order_id}/payments", json={"tx_hash": "https://tronscan.org/"}
+        )
+        assert not_hash.status_code == 422
+        link = f"https://nile.tronscan.org/#/transaction/{HASH.upper()}"
+        added = await api.http.post(
+            f"/api/v1/shop/orders/{order_id}/payments", json={"tx_hash": link}
+        )
+        assert added.status_code == 201, added.text
+        assert [p["tx_hash"] for p in added.json()["payments"]] == [HASH]
+        again = await api.http.post(
+            f"/api/v1/shop/orders/{order_id}/payments", json={"tx_hash": HASH}
+        )
+        assert again.status_code == 409
+
+        cancelled = await api.http.post(
+            f"/api/v1/shop/orders/{order_id}/cancel", json={"reason": "asked"}
+        )
+        assert cancelled.json()["state"] == "cancelled"
+        kinds = [step["kind"] for step in cancelled.json()["timeline"]]
+        assert kinds == ["approved", "hash_submitted", "cancelled"]
+        twice = await api.http.post(f"/api/v1/shop/orders/{order_id}/cancel")
+        assert twice.status_code == 409 and "cancelled" in twice.json()["error"]
+        missing = await api.http.get("/api/v1/shop/orders/999999")
+        assert missing.status_code == 404
+        payments = await api.http.get("/api/v1/shop/payments", params={"bot_id": bot["id"]})
+        assert [p["status"] for p in payments.json()["items"]] == ["checking"]
+
+
+async def test_an_editor_reads_the_shop_but_cannot_change_it(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api, "shop_editor_bot")
+        made = await api.http.post("/api/v1/tokens", json={"name": "ed", "role": "editor"})
+        editor = {"Authorization": f"Bearer {made.json()['token']}"}
+        base = f"/api/v1/bots/{bot['id']}/shop"
+        assert (await api.http.get(base, headers=editor)).status_code == 200
+        assert (await api.http.get("/api/v1/shop/orders", headers=editor)).status_code == 200
+        changed = await api.http.put(base, json={"enabled": False}, headers=editor)
+        assert changed.status_code == 403
+        product = {"kind": "banner", "title": "B", "price_usdt": "1", "days": 1}
+        refused = await api.http.post(f"{base}/products", json=product, headers=editor)
+        assert refused.status_code == 403
