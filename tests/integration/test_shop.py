@@ -245,3 +245,26 @@ async def test_a_trongrid_outage_is_retried_and_the_order_waits(
         await s.state_of(order["id"], "running", timeout=30)
         payment = (await s.features.shop.order(order["id"]))["payments"][0]
         assert payment["status"] == "credited" and payment["checks"] >= 2
+
+
+async def test_an_order_sent_back_for_a_change_is_resubmitted_from_the_bot(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.features.shop.ask_change(order["id"], "Say what you sell", "owner")
+        asked = await s.wait_for(ada, text_has("Say what you sell"))
+        assert "needs a change" in asked["text"]
+        # The next message is the new material: the same summary, then Submit.
+        await s.say(ada, "Ada's films, every night\nhttps://ada.example/films")
+        summary = await s.wait_for(ada, text_has("every night"))
+        await s.press(ada, summary, "✅")
+        again = await s.state_of(order["id"], "submitted")
+        assert again["material"] == {
+            "text": "Ada's films, every night",
+            "url": "https://ada.example/films",
+        }
+        kinds = [step["kind"] for step in again["timeline"]]
+        assert kinds == ["submitted", "change_asked", "resubmitted"]
+        assert await pool.fetchval("SELECT count(*) FROM shop_orders") == 1

@@ -158,15 +158,6 @@ SET status = $2, reason = $3, coin = $4, amount = $5, from_address = $6, to_addr
     decided_at = now()
 WHERE id = $1 AND status = 'checking'
 """
-PAYMENT_SEEN = """
-UPDATE shop_payments
-SET coin = $2, amount = $3, from_address = $4, to_address = $5, block_time = $6
-WHERE id = $1
-"""
-CHECKING_OF_ORDER = """
-SELECT count(*) FROM shop_payments WHERE order_id = $1 AND status = 'checking'
-"""
-
 # The clock's work.
 TO_EXPIRE = """
 SELECT id FROM shop_orders o
@@ -198,10 +189,4 @@ BROADCAST_REACHED = "SELECT sent FROM broadcasts WHERE id = $1"
 BANNER_SHOWN = """
 SELECT count(*) FROM events
 WHERE bot_id = $1 AND kind = 'content_sent' AND at >= $2 AND at < $3
-"""
-# The banners the gate appends to delivered content.
-BANNERS = """
-SELECT id, material FROM shop_orders
-WHERE bot_id = $1 AND kind = 'banner' AND state = 'running' AND ends_at > now()
-ORDER BY id LIMIT 2
 """

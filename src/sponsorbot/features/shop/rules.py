@@ -47,8 +47,6 @@ MOVES: dict[str, tuple[str, ...]] = {
 }
 # Orders a hash may be sent for.
 PAYABLE = ("awaiting_payment", "partly_paid")
-# Orders the advertiser may still cancel themselves, before any money moved.
-ADVERTISER_CANCELS = ("submitted", "in_review", "awaiting_payment")
 
 
 class MoneyError(ValueError):

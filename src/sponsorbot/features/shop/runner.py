@@ -174,18 +174,7 @@ class ShopRunner:
         verdict: Verdict,
         texts: Mapping[str, Any],
     ) -> None:
-        await conn.execute(
-            queries.PAYMENT_DECIDED,
-            payment["id"],
-            "rejected",
-            reason,
-            verdict.coin,
-            verdict.amount,
-            verdict.from_,
-            verdict.to,
-            None,
-            verdict.block_time,
-        )
+        await _decide(conn, payment, "rejected", reason, verdict, None)
         await log_step(
             conn, order["id"], "payment_rejected", "system", hash=payment["tx_hash"], reason=reason
         )
@@ -212,18 +201,7 @@ class ShopRunner:
             return
         try:
             async with conn.transaction():
-                await conn.execute(
-                    queries.PAYMENT_DECIDED,
-                    payment["id"],
-                    "credited",
-                    None,
-                    verdict.coin,
-                    verdict.amount,
-                    verdict.from_,
-                    verdict.to,
-                    credit,
-                    verdict.block_time,
-                )
+                await _decide(conn, payment, "credited", None, verdict, credit)
         except asyncpg.UniqueViolationError:
             # Another order's credit of the same hash committed first: the index decides.
             await self._reject(conn, payment, order, "already_used", verdict, texts)
@@ -367,6 +345,29 @@ class ShopRunner:
             await enqueue(conn, order["bot_id"], [notices.say(order, key, texts, **report)])
         self.shop.config.invalidate(order["bot_id"])
         self.shop.wake(order["bot_id"])
+
+
+async def _decide(
+    conn: asyncpg.Connection,
+    payment: Mapping[str, Any],
+    status: str,
+    reason: str | None,
+    verdict: Verdict,
+    credit: Decimal | None,
+) -> None:
+    """Record the hash's verdict with what the chain showed."""
+    await conn.execute(
+        queries.PAYMENT_DECIDED,
+        payment["id"],
+        status,
+        reason,
+        verdict.coin,
+        verdict.amount,
+        verdict.from_,
+        verdict.to,
+        credit,
+        verdict.block_time,
+    )
 
 
 def _deadline(order: Mapping[str, Any]) -> datetime:

@@ -19,6 +19,7 @@ import asyncpg
 import segno
 
 from sponsorbot.config import TronNetwork
+from sponsorbot.engine import conversation
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import ENQUEUE
 from sponsorbot.engine.token_box import TokenBox, tail
@@ -41,6 +42,8 @@ MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 PAGE = 50
+# How long an advertiser asked for a change has to send it.
+CHANGE_TTL_S = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,11 +451,12 @@ class ShopService(OwnerService):
         )
         # The advertiser's next message is the new material.
         await self.pool.execute(
-            CONVERSATION,
+            conversation.SET,
             row["bot_id"],
             row["user_id"],
             "shop:material",
             {"order_id": order_id, "product_id": row["product_id"], "kind": row["kind"]},
+            CHANGE_TTL_S,
         )
         return await self.order(order_id)
 
@@ -535,15 +539,6 @@ def _wrong_state(state: str, move: str) -> Conflict:
         code="order_state",
         state=state,
     )
-
-
-CONVERSATION = """
-INSERT INTO conversations (bot_id, user_id, state, data, expires_at)
-VALUES ($1, $2, $3, $4, now() + interval '7 days')
-ON CONFLICT (bot_id, user_id) DO UPDATE
-SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_at,
-    updated_at = now()
-"""
 
 
 def qr_png(address: str) -> bytes:
