@@ -85,6 +85,11 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         credited = [p for p in running["payments"] if p["status"] == "credited"]
         assert [p["coin"] for p in credited] == ["USDT", "TRX"]
         assert credited[1]["credited_usdt"] == "6"
+        # When the campaign ends, the order is complete and the advertiser hears how it went.
+        await s.features.campaigns.end(running["campaign_id"])
+        done = await s.state_of(order["id"], "completed")
+        assert done["report"] == {"joins": 0}
+        await s.wait_for(ada, text_has("0 people joined your channel"))
 
 
 async def test_a_hash_pays_one_order_once_and_the_wrong_ones_are_explained(
@@ -268,3 +273,57 @@ async def test_an_order_sent_back_for_a_change_is_resubmitted_from_the_bot(
         kinds = [step["kind"] for step in again["timeline"]]
         assert kinds == ["submitted", "change_asked", "resubmitted"]
         assert await pool.fetchval("SELECT count(*) FROM shop_orders") == 1
+
+
+async def test_over_payments_expiry_and_a_hash_nobody_knows(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada, bob, cy = await s.advertiser(), await s.advertiser(), await s.advertiser()
+        over = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        late = await s.book(bob, "Banner", "Visit Bob\nhttps://bob.example")
+        ghost = await s.book(cy, "Banner", "Visit Cy\nhttps://cy.example")
+        for order in (over, late, ghost):
+            await s.features.shop.approve(order["id"], "owner")
+
+        # Paying more than the price: paid, and the excess recorded and told.
+        tx = await s.tg.sim.tron_usdt(s.payer, s.address, "7.25", solidify="now")
+        await s.say(ada, tx["hash"])
+        await s.wait_for(ada, text_has("2.25 USDT more than the price"))
+        paid = await s.state_of(over["id"], "running")
+        assert (paid["paid_usdt"], paid["extra_usdt"]) == ("7.25", "2.25")
+
+        # A part payment, then the 48 hours run out: expired, the part recorded.
+        part = await s.tg.sim.tron_usdt(s.payer, s.address, "1", solidify="now")
+        await s.say(bob, part["hash"])
+        await s.state_of(late["id"], "partly_paid")
+        await pool.execute(
+            "UPDATE shop_orders SET due_at = now() - interval '1 second' WHERE id = $1",
+            late["id"],
+        )
+        expired = await s.state_of(late["id"], "expired")
+        assert expired["paid_usdt"] == "1"
+        await s.wait_for(bob, text_has("The 1 USDT you paid is recorded"))
+        # A hash submitted after that is refused at the door: no order is waiting.
+        await s.say(bob, "ef" * 32)
+        await s.wait_for(bob, text_has("no order waiting for payment"))
+
+        # A hash the network never heard of waits 15 minutes, then is turned down.
+        await s.say(cy, "0123456789abcdef" * 4)
+
+        async def waiting() -> bool:
+            error = await pool.fetchval(
+                "SELECT last_error FROM shop_payments WHERE order_id = $1", ghost["id"]
+            )
+            return error == "waiting: unknown"
+
+        await eventually(waiting)
+        await pool.execute(
+            "UPDATE shop_payments SET submitted_at = now() - interval '16 minutes',"
+            " next_check_at = now() WHERE order_id = $1",
+            ghost["id"],
+        )
+        await s.wait_for(cy, text_has("does not know it"))
+        refused = (await s.features.shop.order(ghost["id"]))["payments"][0]
+        assert (refused["status"], refused["reason"]) == ("rejected", "unknown")
+        assert (await s.features.shop.order(ghost["id"]))["state"] == "awaiting_payment"

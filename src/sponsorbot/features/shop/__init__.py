@@ -40,7 +40,14 @@ def setup(shared: Shared) -> Parts:
 
     box = TokenBox(settings.secret())
     shop = ShopService(
-        engine.pool, engine.api, shared.bots, shared.config, box, prices, engine.notifier
+        engine.pool,
+        engine.api,
+        shared.bots,
+        shared.config,
+        box,
+        prices,
+        engine.notifier,
+        settings.tron_network.value,
     )
     # Paid orders become campaigns and broadcasts through those features' own services.
     fulfil = Fulfilment(

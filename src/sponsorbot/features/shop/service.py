@@ -163,11 +163,14 @@ class ShopService(OwnerService):
         box: TokenBox,
         prices: Callable[[], PriceSources],
         notifier: Notifier,
+        network: str = "mainnet",
     ) -> None:
         super().__init__(pool, api, bots, config)
         self.box = box
         self.prices = prices
         self.notifier = notifier
+        # SPONSORBOT_TRON_NETWORK: what a shop that was never set up shows.
+        self.network = network
 
     def clock(self) -> datetime:
         """Now (a method, so a test could move it)."""
@@ -180,7 +183,7 @@ class ShopService(OwnerService):
         await self.bots.get(bot_id)
         row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
         if row is None:
-            defaults = ShopConfig()
+            defaults = ShopConfig(network=self.network)
             return {
                 "bot_id": bot_id,
                 "enabled": False,
