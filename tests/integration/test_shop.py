@@ -315,7 +315,7 @@ async def test_over_payments_expiry_and_a_hash_nobody_knows(
             error = await pool.fetchval(
                 "SELECT last_error FROM shop_payments WHERE order_id = $1", ghost["id"]
             )
-            return error == "waiting: unknown"
+            return bool(error == "waiting: unknown")
 
         await eventually(waiting)
         await pool.execute(
