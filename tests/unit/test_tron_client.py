@@ -49,7 +49,9 @@ class FakeGrid:
 async def grid() -> AsyncIterator[FakeGrid]:
     state = FakeGrid(
         transactions={HASH: USDT_TRANSACTION, TRX_HASH: TRX_TRANSACTION},
-        infos={HASH: USDT_INFO, TRX_HASH: TRX_INFO},
+        # The real infos are of other transactions of the same kind (tron_shapes.py says why):
+        # here each answers for the transaction it is paired with, as TronGrid's would.
+        infos={HASH: {**USDT_INFO, "id": HASH}, TRX_HASH: {**TRX_INFO, "id": TRX_HASH}},
     )
 
     async def dispatch(request: web.Request) -> web.StreamResponse:
@@ -111,7 +113,7 @@ async def _error(call: Awaitable[Any]) -> TronGridError:
 async def test_answers_are_returned_parsed(grid: FakeGrid, session: aiohttp.ClientSession) -> None:
     client = TronGrid(session, grid.base_url + "/", KEY)
     assert await client.transaction(HASH) == USDT_TRANSACTION
-    assert await client.transaction_info(HASH) == USDT_INFO
+    assert await client.transaction_info(HASH) == {**USDT_INFO, "id": HASH}
     paths = [path for path, _, _ in grid.seen]
     assert paths == ["/wallet/gettransactionbyid", "/walletsolidity/gettransactioninfobyid"]
     for _, headers, body in grid.seen:
@@ -375,3 +377,11 @@ async def test_verify_hash_judges_too_early_by_block_time(
         accept_trx=False,
     )
     assert (verdict.verdict, verdict.reason) == ("reject", "too_early")
+
+
+async def test_verify_hash_refuses_an_answer_about_another_transaction(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    grid.transactions["cd" * 32] = grid.transactions[HASH]
+    error = await _error(_verify(grid, session, "cd" * 32, USDT_PAYEE))
+    assert error.kind == "garbage" and "another transaction" in str(error)

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from sponsorbot.config import TronNetwork
 from sponsorbot.tron.address import parse_address
-from sponsorbot.tron.client import TronGrid
+from sponsorbot.tron.client import TronGrid, TronGridError
 from sponsorbot.tron.networks import network_of_link, parse_hash
 from sponsorbot.tron.verifier import WRONG_NETWORK, Verdict, verify
 
@@ -48,6 +48,11 @@ async def verify_hash(
     transaction = await grid.transaction(clean_hash)
     # An unknown hash has no info either: one lookup is enough to say so.
     info = await grid.transaction_info(clean_hash) if transaction else None
+    # Judge only the transaction asked about: a node (or anything between) that answers with
+    # another one is not an answer.
+    for answer, key in ((transaction, "txID"), (info, "id")):
+        if answer and str(answer.get(key, "")).lower() != clean_hash:
+            raise TronGridError("garbage", f"TronGrid answered about another transaction ({key})")
     return verify(
         transaction,
         info,
