@@ -1,4 +1,4 @@
-"""The phone page in a real browser: open a link, see the bot's buttons, press them."""
+"""The phone page in a real browser: open a link, see the bot's buttons, press them, type."""
 
 from __future__ import annotations
 
@@ -96,5 +96,21 @@ async def test_visitor_walks_through_the_gate(simulator_url: str) -> None:
 
                 await expect(page.locator("#toast")).to_have_text("Thanks!")
                 await expect(page.locator(".msg.bot .text").last).to_have_text("Here is your file")
+
+                # The visitor types: a command sent with Enter, then two lines (Shift+Enter
+                # between them) sent with the Send button; the bot gets exactly what was typed.
+                await page.fill("#message", "/help")
+                await page.press("#message", "Enter")
+                assert (await bot.next_update("message"))["text"] == "/help"
+                await page.fill("#message", "سلام")
+                await page.press("#message", "Shift+Enter")
+                await page.locator("#message").press_sequentially("a1b2c3 رسید")
+                await page.click("#send")
+                typed = await bot.next_update("message")
+                assert typed["text"] == "سلام\na1b2c3 رسید" and typed["from"]["id"] == uid
+                mine = page.locator(".msg.user").last
+                await expect(mine.locator(".text")).to_have_text("سلام\na1b2c3 رسید")
+                await expect(mine).to_have_attribute("dir", "rtl")
+                await expect(page.locator("#message")).to_have_value("")
             finally:
                 await browser.close()

@@ -9,14 +9,17 @@ import orjson
 from aiohttp import web
 
 from sponsorbot.simulator.errors import bad_request
+from sponsorbot.simulator.filebytes import MAX_FILE_BYTES
 
 
 @dataclass(slots=True)
 class Upload:
-    """A file sent in a multipart body."""
+    """A file sent in a multipart body; its bytes when it is small enough to keep."""
 
     filename: str | None
     size: int
+    data: bytes | None = None
+    content_type: str | None = None
 
 
 class Params:
@@ -115,7 +118,12 @@ async def read_params(request: web.Request) -> Params:
             for key, value in (await request.post()).items():
                 if isinstance(value, web.FileField):
                     value.file.seek(0, 2)
-                    uploads[key] = Upload(value.filename, value.file.tell())
+                    size = value.file.tell()
+                    content = None
+                    if size <= MAX_FILE_BYTES:
+                        value.file.seek(0)
+                        content = value.file.read()
+                    uploads[key] = Upload(value.filename, size, content, value.content_type)
                 else:
                     data[key] = value
     return Params(data, uploads)

@@ -8,6 +8,7 @@ from typing import Any
 from sponsorbot.simulator import errors as e
 from sponsorbot.simulator.chats import visible_chat
 from sponsorbot.simulator.errors import bad_request, forbidden, too_many_requests
+from sponsorbot.simulator.filebytes import content_type_of
 from sponsorbot.simulator.html import parse_html
 from sponsorbot.simulator.params import Params
 from sponsorbot.simulator.shapes import message_json
@@ -137,6 +138,9 @@ def _media(sim: Simulator, p: Params, kind: str) -> list[File]:
     upload = p.uploads.get(kind)
     if upload is not None:
         file = sim.world.new_file(kind, upload.filename, upload.size)
+        if upload.data is not None:
+            media_type = content_type_of(upload.data, upload.content_type, upload.filename)
+            sim.world.file_bytes.keep(file.file_id, upload.data, media_type)
     else:
         ref = p.opt_str(kind)
         if ref is None:

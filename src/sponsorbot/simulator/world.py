@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sponsorbot.simulator.filebytes import FileBytes
 from sponsorbot.simulator.updates import UpdateQueue
 
 URL_SAFE = string.ascii_letters + string.digits + "-_"
@@ -261,6 +262,8 @@ class World:
         self.chats: dict[int, Chat] = {}
         self.usernames: dict[str, int] = {}
         self.files: dict[str, File] = {}
+        # The bytes of small uploads, the newest kept (the phone page shows them).
+        self.file_bytes = FileBytes()
         self.links: dict[str, InviteLink] = {}
 
     # Identifiers -------------------------------------------------------------------------
