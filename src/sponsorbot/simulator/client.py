@@ -302,131 +302,74 @@ class SimulatorClient:
         """Where the simulated TronGrid answers (and the price sources: the same root)."""
         return self.base_url
 
-    async def _tron_transfer(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(f"tron/{kind}", body)
-        return result
-
-    @staticmethod
-    def _transfer_body(
+    async def tron_transfer(
+        self,
+        kind: str,
         sender: str,
         recipient: str,
         amount: str,
-        solidify: str,
-        solidify_after_s: float | None,
-        timestamp_ms: int | None,
+        *,
+        solidify: str = "default",
+        solidify_after_s: float | None = None,
+        timestamp_ms: int | None = None,
+        **extra: str | None,
     ) -> dict[str, Any]:
-        return {
+        """Make a transaction of ``kind`` (usdt, usdt_revert, lookalike, foreign_usdt, trx,
+        trc10) moving ``amount`` (a decimal string). ``solidify``: default (19 blocks), now or
+        never (until :meth:`tron_solidify`), or ``solidify_after_s``; ``timestamp_ms`` fakes the
+        payer's raw_data.timestamp; ``extra``: the kind's own fields. Answers the summary:
+        ``hash``, ``block_number``, ``block_timestamp``, ``solid``..."""
+        body = {
             "from": sender,
             "to": recipient,
             "amount": amount,
             "solidify": solidify,
             "solidify_after_s": solidify_after_s,
             "timestamp_ms": timestamp_ms,
+            **extra,
         }
+        result: dict[str, Any] = await self._call(f"tron/{kind}", body)
+        return result
 
     async def tron_usdt(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
-        """Pay ``amount`` (decimal string) USDT through the network's official contract.
-        ``solidify``: default (19 blocks), now or never (until :meth:`tron_solidify`);
-        ``solidify_after_s`` instead; ``timestamp_ms`` fakes the payer's raw_data.timestamp.
-        Answers the summary: ``hash``, ``block_number``, ``block_timestamp``, ``solid``..."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("usdt", body)
+        """Pay USDT through the network's official contract (``timing``: as
+        :meth:`tron_transfer`)."""
+        return await self.tron_transfer("usdt", sender, recipient, amount, **timing)
 
     async def tron_usdt_revert(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
         """A USDT transfer that fails: REVERT, result FAILED, no Transfer log."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("usdt_revert", body)
+        return await self.tron_transfer("usdt_revert", sender, recipient, amount, **timing)
 
     async def tron_lookalike(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        contract: str | None = None,
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
-        """A transfer of a fake token named "USDT" (``contract``, or the network's look-alike:
-        see :meth:`tron_status`), with the same Transfer log shape."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("lookalike", body | {"contract": contract})
+        """A transfer of a fake token named "USDT" (``contract=``, or the network's
+        look-alike: see :meth:`tron_status`), with the same Transfer log shape."""
+        return await self.tron_transfer("lookalike", sender, recipient, amount, **timing)
 
     async def tron_foreign_usdt(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        network: str | None = None,
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
-        """A transfer through another network's official USDT contract (``network``; by
+        """A transfer through another network's official USDT contract (``network=``; by
         default nile on mainnet, else mainnet's), on the chain being served."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("foreign_usdt", body | {"network": network})
+        return await self.tron_transfer("foreign_usdt", sender, recipient, amount, **timing)
 
     async def tron_trx(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
-        """Pay ``amount`` TRX (decimal string, sent as sun) in a TransferContract."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("trx", body)
+        """Pay TRX (a decimal string, sent as sun) in a TransferContract."""
+        return await self.tron_transfer("trx", sender, recipient, amount, **timing)
 
     async def tron_trc10(
-        self,
-        sender: str,
-        recipient: str,
-        amount: str,
-        *,
-        asset_id: str = "1002000",
-        solidify: str = "default",
-        solidify_after_s: float | None = None,
-        timestamp_ms: int | None = None,
+        self, sender: str, recipient: str, amount: str, **timing: Any
     ) -> dict[str, Any]:
-        """A TRC-10 transfer (TransferAssetContract) of ``asset_id``, 6 decimals."""
-        body = self._transfer_body(
-            sender, recipient, amount, solidify, solidify_after_s, timestamp_ms
-        )
-        return await self._tron_transfer("trc10", body | {"asset_id": asset_id})
+        """A TRC-10 transfer (TransferAssetContract) of ``asset_id=`` (default 1002000)."""
+        timing.setdefault("asset_id", "1002000")
+        return await self.tron_transfer("trc10", sender, recipient, amount, **timing)
 
     async def tron_solidify(self, tx_hash: str) -> dict[str, Any]:
         """Make the transaction solid now; its summary."""
