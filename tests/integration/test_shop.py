@@ -44,6 +44,15 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         assert "10 USDT" in request["text"] and "40 TRX" in request["text"]
         qr = await s.wait_for(ada, lambda m: (m.get("media") or {}).get("kind") == "photo")
         assert s.address in (qr.get("caption") or "")
+        # Lost the message? /orders lists the orders and sends the payment details again.
+        before = len(await s.messages(ada))
+        await s.say(ada, "/orders")
+        listed = await s.next_message(ada, before, text_has("Your orders"))
+        assert f"#{order['id']} Gate slot: approved, waiting for your payment" in listed["text"]
+        again = await s.next_message(ada, before, text_has("Please pay"))
+        assert s.address in again["text"]
+        photo = await s.next_message(ada, before, lambda m: bool(m.get("media")))
+        assert photo["media"]["file_id"] == qr["media"]["file_id"]
 
         # A first part in USDT: partly paid, 48 hours for the rest.
         part = await s.tg.sim.tron_usdt(s.payer, s.address, "4", solidify="now")

@@ -42,7 +42,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_pay": (
             "Order #{order} is approved. Please pay {amounts} on TRON ({network}) to this "
             "address:\n<code>{address}</code>\n\nPay by {expires} (UTC), from any wallet, then "
-            "send the transaction hash or its TronScan link here."
+            "send the transaction hash or its TronScan link here. /orders shows this again."
         ),
         "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
         "shop_amount_trx": "<b>{trx} TRX</b> (at {rate} USDT per TRX)",
@@ -99,6 +99,19 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_refunded": "Order #{order} was refunded by the owner.",
         "shop_order_cancelled": "Order #{order} was cancelled. {reason}",
         "shop_banner_open": "Open ↗",
+        "shop_your_orders": "<b>Your orders</b>\n{orders}",
+        "shop_no_orders": "You have no orders yet. /advertise books one.",
+        "shop_state_submitted": "waiting for the owner's review",
+        "shop_state_in_review": "a change was asked: send the material again",
+        "shop_state_awaiting_payment": "approved, waiting for your payment",
+        "shop_state_partly_paid": "partly paid",
+        "shop_state_paid": "paid, starting",
+        "shop_state_running": "running",
+        "shop_state_completed": "completed",
+        "shop_state_rejected": "not accepted",
+        "shop_state_expired": "expired",
+        "shop_state_cancelled": "cancelled",
+        "shop_state_refunded": "refunded",
     },
     "fa": {
         "shop_button": "📣 تبلیغ در این ربات",
@@ -137,7 +150,8 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_pay": (
             "سفارش #{order} تأیید شد. لطفاً {amounts} را در شبکهٔ ترون ({network}) به این "
             "آدرس بپردازید:\n<code>{address}</code>\n\nتا {expires} (UTC) از هر کیف پولی "
-            "بپردازید و سپس هش تراکنش یا لینک TronScan آن را همین‌جا بفرستید."
+            "بپردازید و سپس هش تراکنش یا لینک TronScan آن را همین‌جا بفرستید. /orders این را "
+            "دوباره نشان می‌دهد."
         ),
         "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
         "shop_amount_trx": "<b>{trx} TRX</b> (با نرخ {rate} USDT برای هر TRX)",
@@ -190,5 +204,18 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_refunded": "مبلغ سفارش #{order} را مالک بازگرداند.",
         "shop_order_cancelled": "سفارش #{order} لغو شد. {reason}",
         "shop_banner_open": "باز کردن ↗",
+        "shop_your_orders": "<b>سفارش‌های شما</b>\n{orders}",
+        "shop_no_orders": "هنوز سفارشی ندارید. با /advertise رزرو کنید.",
+        "shop_state_submitted": "در انتظار بررسی مالک",
+        "shop_state_in_review": "تغییر خواسته شده: محتوا را دوباره بفرستید",
+        "shop_state_awaiting_payment": "تأیید شده، در انتظار پرداخت شما",
+        "shop_state_partly_paid": "بخشی پرداخت شده",
+        "shop_state_paid": "پرداخت شده، در حال شروع",
+        "shop_state_running": "در حال اجرا",
+        "shop_state_completed": "کامل شده",
+        "shop_state_rejected": "پذیرفته نشد",
+        "shop_state_expired": "منقضی شده",
+        "shop_state_cancelled": "لغو شده",
+        "shop_state_refunded": "بازپرداخت شده",
     },
 }

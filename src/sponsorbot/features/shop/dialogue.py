@@ -23,9 +23,8 @@ from sponsorbot.features.channels.service import inspect, parse_ref, refusal
 from sponsorbot.features.content.uploads import forwarded_chat
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.people import seen
-from sponsorbot.features.shop import queries
+from sponsorbot.features.shop import notices, queries
 from sponsorbot.features.shop.buttons import AdCancel, AdMenu, AdProduct, AdSubmit
-from sponsorbot.features.shop.notices import short
 from sponsorbot.features.shop.rules import PAYABLE, show
 from sponsorbot.features.shop.service import enqueue, log_step
 from sponsorbot.features.texts import escape, language_of, render
@@ -130,6 +129,7 @@ class Dialogue:
         """The shop's handlers, before the gate's welcome."""
         router = Router("shop", ChatType("private"), from_person)
         router.message(Command("advertise"))(self.menu)
+        router.message(Command("orders"))(self.orders)
         router.message(Command("cancel"), State(MATERIAL, CONFIRM))(self.cancel)
         router.message(State(MATERIAL))(self.material)
         router.message(self.looks_like_hash)(self.payment)
@@ -184,6 +184,29 @@ class Dialogue:
         person = query["from"]
         ctx.uow.queue(calls.answer_callback(int(person["id"]), query["id"]))
         await self._menu(ctx, person)
+
+    async def orders(self, message: dict[str, Any], ctx: Context) -> None:
+        """/orders: the advertiser's latest orders, and the payment request again for one that
+        waits for payment (with its QR code, by the file_id Telegram gave it)."""
+        person = message["from"]
+        user_id = int(person["id"])
+        rows = await ctx.db.fetch(queries.ORDERS_OF_USER, ctx.bot.id, user_id)
+        if not rows:
+            await self._say(ctx, person, "shop_no_orders")
+            return
+        texts = (await self.config.get(ctx.bot.id)).texts
+        lang = language_of(person.get("language_code"))
+        lines = "\n".join(
+            f"#{r['id']} {escape(r['title'])}: {render('shop_state_' + r['state'], lang, texts)}"
+            for r in rows
+        )
+        text = render("shop_your_orders", lang, texts, raw={"orders": lines})
+        ctx.uow.queue(calls.send_message(user_id, text))
+        payable = next((r for r in rows if r["state"] in PAYABLE), None)
+        if payable is not None:
+            if payable["qr_file_id"]:
+                ctx.uow.queue(calls.send_media(user_id, "photo", payable["qr_file_id"]))
+            ctx.uow.queue(notices.payment_request(payable, texts))
 
     async def product(self, query: dict[str, Any], ctx: Context) -> None:
         """A product was picked: ask for its material."""
@@ -347,7 +370,7 @@ class Dialogue:
             return
         known = await ctx.db.fetchrow(queries.PAYMENT_OF, order["id"], tx_hash)
         if known is not None:
-            await self._say(ctx, person, "shop_already_checking", hash=short(tx_hash))
+            await self._say(ctx, person, "shop_already_checking", hash=notices.short(tx_hash))
             return
         seen(ctx.uow, person)
         order_id, bot_id = order["id"], ctx.bot.id
@@ -358,4 +381,4 @@ class Dialogue:
                 await log_step(conn, order_id, "hash_submitted", f"tg:{user_id}", hash=tx_hash)
 
         ctx.uow.run_in_transaction(insert)
-        await self._say(ctx, person, "shop_checking", hash=short(tx_hash))
+        await self._say(ctx, person, "shop_checking", hash=notices.short(tx_hash))

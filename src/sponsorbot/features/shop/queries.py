@@ -109,6 +109,13 @@ WHERE o.bot_id = $1 AND o.user_id = $2 AND o.state = ANY($3::text[])
 ORDER BY o.id DESC LIMIT 1
 """
 
+# An advertiser's latest orders in one bot (/orders).
+ORDERS_OF_USER = f"""
+SELECT {_ORDER_COLUMNS} FROM shop_orders o
+WHERE o.bot_id = $1 AND o.user_id = $2
+ORDER BY o.id DESC LIMIT 5
+"""
+
 LOG = "INSERT INTO shop_order_log (order_id, kind, actor, data) VALUES ($1, $2, $3, $4)"
 TIMELINE = "SELECT at, kind, actor, data FROM shop_order_log WHERE order_id = $1 ORDER BY id"
 

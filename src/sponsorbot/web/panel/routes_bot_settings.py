@@ -88,6 +88,23 @@ TEXTS: dict[str, str] = {
     "shop_refunded": N_("To an advertiser: the order was refunded"),
     "shop_order_cancelled": N_("To an advertiser: the owner cancelled the order"),
     "shop_banner_open": N_("The button of a paid banner"),
+    "shop_your_orders": N_("To an advertiser: their orders (/orders)"),
+    "shop_no_orders": N_("To an advertiser: no orders yet"),
+    "shop_state_submitted": N_("An order's state in /orders: waiting for the owner's review"),
+    "shop_state_in_review": N_(
+        "An order's state in /orders: a change was asked: send the material again"
+    ),
+    "shop_state_awaiting_payment": N_(
+        "An order's state in /orders: approved, waiting for your payment"
+    ),
+    "shop_state_partly_paid": N_("An order's state in /orders: partly paid"),
+    "shop_state_paid": N_("An order's state in /orders: paid, starting"),
+    "shop_state_running": N_("An order's state in /orders: running"),
+    "shop_state_completed": N_("An order's state in /orders: completed"),
+    "shop_state_rejected": N_("An order's state in /orders: not accepted"),
+    "shop_state_expired": N_("An order's state in /orders: expired"),
+    "shop_state_cancelled": N_("An order's state in /orders: cancelled"),
+    "shop_state_refunded": N_("An order's state in /orders: refunded"),
 }
 assert set(TEXTS) == set(DEFAULTS["en"]), "every visitor text needs a description here"
 
