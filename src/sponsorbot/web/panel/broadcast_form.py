@@ -12,16 +12,8 @@ from starlette.datastructures import FormData
 from sponsorbot.features.broadcasts.post import Button, Post, check_url
 from sponsorbot.features.broadcasts.service import MAX_ACTIVE_DAYS, Audience, Draft
 from sponsorbot.features.errors import Invalid
-from sponsorbot.web.panel.fields import is_id, local_input, moment_of
+from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of
 from sponsorbot.web.panel.i18n import gettext as _
-
-
-def text_of(form: Mapping[str, Any], key: str) -> str:
-    """A text field as typed, made storable."""
-    # NUL is the one character PostgreSQL's text refuses; nobody means to type it. A textarea
-    # sends CRLF line ends: the post keeps the plain newlines Telegram shows.
-    value = form.get(key, "")
-    return value.replace("\x00", "").replace("\r\n", "\n") if isinstance(value, str) else ""
 
 
 def read_buttons(raw: str, errors: dict[str, str]) -> tuple[tuple[Button, ...], ...]:

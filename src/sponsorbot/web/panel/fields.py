@@ -1,12 +1,33 @@
-"""Form fields several panel pages read the same way: ids, and moments typed in the
-workspace's time zone."""
+"""Form fields several panel pages read the same way: text, whole numbers, ids, and moments
+typed in the workspace's time zone."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sponsorbot.web.panel.i18n import gettext as _
+
+
+def text_of(form: Mapping[str, Any], key: str) -> str:
+    """A text field as typed, made storable."""
+    # NUL is the one character PostgreSQL's text refuses; nobody means to type it. A textarea
+    # sends CRLF line ends: what is kept has the plain newlines Telegram shows.
+    value = form.get(key, "")
+    return value.replace("\x00", "").replace("\r\n", "\n") if isinstance(value, str) else ""
+
+
+def whole_number(raw: str, errors: dict[str, str], key: str, message: str) -> int | None:
+    """A whole number typed in a field; None when empty, an error under `key` when not one."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        errors[key] = message
+        return None
+    return int(raw)
 
 
 def is_id(raw: str) -> bool:

@@ -27,15 +27,10 @@ from sponsorbot.features.content.service import kind_of
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.telegram.html import HtmlError, parse_html
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel.broadcast_form import (
-    form_values,
-    read_audience,
-    read_form,
-    text_of,
-)
+from sponsorbot.web.panel.broadcast_form import form_values, read_audience, read_form
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes, status_of
-from sponsorbot.web.panel.fields import is_id
+from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render

@@ -23,7 +23,7 @@ from sponsorbot.web.deps import report_url, services_of
 from sponsorbot.web.panel import chart
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
-from sponsorbot.web.panel.fields import is_id, local_input, moment_of
+from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
@@ -73,32 +73,17 @@ def _zone(viewer: Viewer) -> str:
     return str(viewer.workspace.get("time_zone") or "UTC")
 
 
-def _whole(raw: str, errors: dict[str, str], key: str, message: str) -> int | None:
-    """A whole number typed in a field; None when empty, an error under `key` when not one."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or len(raw) > 9:
-        errors[key] = message
-        return None
-    return int(raw)
-
-
 def read_form(form: FormData, zone: str, creating: bool) -> tuple[Draft, dict[str, str]]:
     """The draft a form describes, and the errors of fields that are not even well formed."""
     errors: dict[str, str] = {}
-    # NUL is the one character PostgreSQL's text refuses; nobody means to type it.
-    values = {
-        k: str(form.get(k, "")).replace("\x00", "")
-        for k in ("name", "channel", "goal_kind", "position")
-    }
-    goal = _whole(
+    values = {k: text_of(form, k) for k in ("name", "channel", "goal_kind", "position")}
+    goal = whole_number(
         str(form.get("goal_joins", "")),
         errors,
         "goal_joins",
         _("The goal is a whole number of joins, at least 1 (or empty for none)."),
     )
-    retention = _whole(
+    retention = whole_number(
         str(form.get("retention_hours", "")),
         errors,
         "retention_hours",

@@ -17,6 +17,7 @@ from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, Product
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe
+from sponsorbot.web.panel.fields import text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
@@ -168,22 +169,6 @@ def field_errors(exc: BaseException) -> dict[str, str]:
     return {FIELD_OF.get(code or "", "form"): explain(exc)}
 
 
-def _text(form: FormData, key: str) -> str:
-    # NUL is the one character PostgreSQL's text refuses; nobody means to type it.
-    return str(form.get(key, "")).replace("\x00", "")
-
-
-def _whole(raw: str, errors: dict[str, str], key: str, message: str) -> int | None:
-    """A whole number typed in a field; None when empty, an error under `key` when not one."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or len(raw) > 9:
-        errors[key] = message
-        return None
-    return int(raw)
-
-
 # -- settings ------------------------------------------------------------------------------------
 
 
@@ -191,20 +176,20 @@ def read_settings(form: FormData) -> tuple[ShopConfig, dict[str, Any], dict[str,
     """The settings a form describes, what its fields show again, and the errors of fields
     that are not even well formed. An empty key field keeps the stored key."""
     errors: dict[str, str] = {}
-    hours = _whole(
-        _text(form, "pay_within_h"),
+    hours = whole_number(
+        text_of(form, "pay_within_h"),
         errors,
         "pay_within_h",
         _("The time to pay is 1 to 720 hours."),
     )
-    typed_key = _text(form, "api_key").strip()
+    typed_key = text_of(form, "api_key").strip()
     api_key: str | None = typed_key or None
     if form.get("remove_api_key"):
         api_key = ""
     config = ShopConfig(
         enabled=bool(form.get("enabled")),
-        network=_text(form, "network"),
-        address=_text(form, "address").strip(),
+        network=text_of(form, "network"),
+        address=text_of(form, "address").strip(),
         accept_usdt=bool(form.get("accept_usdt")),
         accept_trx=bool(form.get("accept_trx")),
         api_key=api_key,
@@ -217,7 +202,7 @@ def read_settings(form: FormData) -> tuple[ShopConfig, dict[str, Any], dict[str,
         "address": config.address,
         "accept_usdt": config.accept_usdt,
         "accept_trx": config.accept_trx,
-        "pay_within_h": _text(form, "pay_within_h").strip(),
+        "pay_within_h": text_of(form, "pay_within_h").strip(),
     }
     return config, values, errors
 
@@ -296,22 +281,26 @@ def read_product(form: FormData) -> tuple[ProductDraft, dict[str, Any], dict[str
     """The product a form describes, what its fields show again, and the errors of fields that
     are not even well formed (the service checks the rest)."""
     errors: dict[str, str] = {}
-    kind = _text(form, "kind")
-    joins = _whole(
-        _text(form, "joins"),
+    kind = text_of(form, "kind")
+    joins = whole_number(
+        text_of(form, "joins"),
         errors,
         "joins",
         _("A gate slot delivers 1 to 10,000,000 joins."),
     )
-    days = _whole(_text(form, "days"), errors, "days", _("A banner is shown for 1 to 365 days."))
-    position = _whole(_text(form, "position"), errors, "position", _("A whole number, 0 or more."))
-    description = _text(form, "description").replace("\r\n", "\n")
+    days = whole_number(
+        text_of(form, "days"), errors, "days", _("A banner is shown for 1 to 365 days.")
+    )
+    position = whole_number(
+        text_of(form, "position"), errors, "position", _("A whole number, 0 or more.")
+    )
+    description = text_of(form, "description")
     if len(description) > MAX_DESCRIPTION:
         errors["description"] = _("Up to %(n)s characters.", n=MAX_DESCRIPTION)
     draft = ProductDraft(
         kind=kind,
-        title=_text(form, "title"),
-        price_usdt=_text(form, "price_usdt").strip(),
+        title=text_of(form, "title"),
+        price_usdt=text_of(form, "price_usdt").strip(),
         description=description,
         joins=joins,
         days=days,
@@ -319,9 +308,9 @@ def read_product(form: FormData) -> tuple[ProductDraft, dict[str, Any], dict[str
         position=position or 0,
     )
     values: dict[str, Any] = {
-        k: _text(form, k) for k in ("kind", "title", "price_usdt", "joins", "days")
+        k: text_of(form, k) for k in ("kind", "title", "price_usdt", "joins", "days")
     }
-    values.update(description=description, active=draft.active, position=_text(form, "position"))
+    values.update(description=description, active=draft.active, position=text_of(form, "position"))
     return draft, values, errors
 
 

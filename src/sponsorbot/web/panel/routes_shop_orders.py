@@ -23,7 +23,7 @@ from sponsorbot.tron import parse_hash, tronscan_url
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
-from sponsorbot.web.panel.fields import is_id
+from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_, format_datetime
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_shop import BAD_INPUT, STATE_NAMES, Id, names
@@ -375,7 +375,7 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
     shop = services_of(request).shop
     form = await request.form()
     field = "hash" if action == "hash" else "reason"
-    typed = str(form.get(field, "")).replace("\x00", "").replace("\r\n", "\n")
+    typed = text_of(form, field)
     before = await shop.order(order_id)
     actor = f"panel:{viewer.user.id}"
     moves: dict[str, Callable[[int, str, str], Awaitable[dict[str, Any]]]] = {
