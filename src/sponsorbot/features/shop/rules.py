@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+from typing import Literal, get_args
 
 USDT_PLACES = Decimal("0.000001")
 TRX_ASK_PLACES = Decimal("0.01")
@@ -18,8 +19,9 @@ MAX_PRICE = Decimal("1000000")
 PART_PAYMENT_WINDOW = timedelta(hours=48)
 REMINDERS = (timedelta(hours=24), timedelta(hours=4))
 
-KINDS = ("gate_slot", "broadcast", "banner")
-STATES = (
+# The vocabularies as types (the owner API's schema names them) and as tuples to check against.
+Kind = Literal["gate_slot", "broadcast", "banner"]
+State = Literal[
     "submitted",
     "in_review",
     "awaiting_payment",
@@ -31,7 +33,11 @@ STATES = (
     "expired",
     "cancelled",
     "refunded",
-)
+]
+PaymentStatus = Literal["checking", "credited", "rejected"]
+KINDS: tuple[str, ...] = get_args(Kind)
+STATES: tuple[str, ...] = get_args(State)
+PAYMENT_STATUSES: tuple[str, ...] = get_args(PaymentStatus)
 # Where each move may start from. Anything else is a 409 naming the order's state.
 MOVES: dict[str, tuple[str, ...]] = {
     "approve": ("submitted",),

@@ -29,7 +29,15 @@ from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import notices, queries
-from sponsorbot.features.shop.rules import KINDS, STATES, MoneyError, can, parse_price, show
+from sponsorbot.features.shop.rules import (
+    KINDS,
+    PAYMENT_STATUSES,
+    STATES,
+    MoneyError,
+    can,
+    parse_price,
+    show,
+)
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import BotApi, TelegramError
 from sponsorbot.tron.address import AddressError, parse_address, to_base58
@@ -335,7 +343,7 @@ class ShopService(OwnerService):
         limit: int = PAGE,
     ) -> dict[str, Any]:
         """A page of submitted hashes with their verdicts, newest first."""
-        if status is not None and status not in ("checking", "credited", "rejected"):
+        if status is not None and status not in PAYMENT_STATUSES:
             raise Invalid("a payment is checking, credited or rejected", code="payment_status")
         limit = max(1, min(limit, 200))
         rows = await self.pool.fetch(queries.PAYMENTS, bot_id, status, before, limit + 1)

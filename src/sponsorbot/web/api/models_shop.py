@@ -7,25 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from sponsorbot.features.shop.rules import Kind, PaymentStatus, State
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.api.models import Strict
 
 Network = Literal["mainnet", "nile", "shasta"]
-ProductKind = Literal["gate_slot", "broadcast", "banner"]
-OrderState = Literal[
-    "submitted",
-    "in_review",
-    "awaiting_payment",
-    "partly_paid",
-    "paid",
-    "running",
-    "completed",
-    "rejected",
-    "expired",
-    "cancelled",
-    "refunded",
-]
-PaymentStatus = Literal["checking", "credited", "rejected"]
 # A decimal as a string ("12.5"): money never goes through a float.
 Money = str
 
@@ -71,7 +57,7 @@ class ProductIn(Strict):
     """A product, priced in USDT: a gate slot for `joins` joins, a broadcast post, or a banner
     shown after delivered content for `days` days."""
 
-    kind: ProductKind
+    kind: Kind
     title: str = Field(min_length=1, max_length=100)
     price_usdt: Money = Field(max_length=20, examples=["25", "12.5"])
     description: str = Field(default="", max_length=1000)
@@ -99,7 +85,7 @@ class ProductOut(BaseModel):
 
     id: int
     bot_id: int
-    kind: ProductKind
+    kind: Kind
     title: str
     description: str
     price_usdt: Money
@@ -146,7 +132,7 @@ class OrderOut(BaseModel):
     id: int
     bot_id: int
     product_id: int | None
-    kind: ProductKind
+    kind: Kind
     title: str
     joins: int | None
     days: int | None
@@ -158,7 +144,7 @@ class OrderOut(BaseModel):
     paid_usdt: Money
     left_usdt: Money
     extra_usdt: Money
-    state: OrderState
+    state: State
     note: str | None
     network: Network | None
     address: str | None

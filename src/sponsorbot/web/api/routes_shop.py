@@ -8,14 +8,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
+from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.web.api.deps import Admin, Limit, Reader, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
     OrderOut,
     OrderPage,
-    OrderState,
     PaymentPage,
-    PaymentStatus,
     ProductIn,
     ProductOut,
     ReasonIn,
@@ -70,7 +69,7 @@ async def list_orders(
     who: Reader,
     features: Service,
     bot_id: int | None = None,
-    state: OrderState | None = None,
+    state: State | None = None,
     before: Before = None,
     limit: Limit = 50,
 ) -> dict[str, Any]:
