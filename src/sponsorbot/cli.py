@@ -340,10 +340,7 @@ def payments_verify(
             rate = None
         if rate is None or not rate.is_finite() or rate <= 0:
             raise _fail(f"--trx-rate is not a positive number: {trx_rate!r}")
-    base = (
-        settings.trongrid_url
-        or settings.model_copy(update={"tron_network": network}).resolved_trongrid_url
-    )
+    base = settings.trongrid_url_for(network)
 
     async def _verify() -> dict[str, str | None]:
         async with aiohttp.ClientSession() as session:

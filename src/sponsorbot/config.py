@@ -127,7 +127,12 @@ class Settings(BaseSettings):
     @cached_property
     def resolved_trongrid_url(self) -> str:
         """TronGrid's base URL: the setting, or the network's public endpoint."""
-        return self.trongrid_url or _TRONGRID_URLS[self.tron_network]
+        return self.trongrid_url_for(self.tron_network)
+
+    def trongrid_url_for(self, network: TronNetwork) -> str:
+        """TronGrid's base URL for `network` (a shop's own): the setting when set (a node of
+        your own, or the simulator), else that network's public endpoint."""
+        return self.trongrid_url or _TRONGRID_URLS[network]
 
     def secret(self) -> bytes:
         """The key that encrypts bot tokens: the setting, or one generated into the data dir."""

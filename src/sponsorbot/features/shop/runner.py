@@ -70,14 +70,6 @@ class ShopRunner:
         """The shop's database."""
         return self.shop.pool
 
-    def trongrid_url(self, network: str) -> str:
-        """The setting when set (a node of your own, or the simulator), else TronGrid's."""
-        if self.settings.trongrid_url:
-            return self.settings.trongrid_url
-        return self.settings.model_copy(
-            update={"tron_network": TronNetwork(network)}
-        ).resolved_trongrid_url
-
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One round: check due hashes, then move the clock."""
         await self.check_payments()
@@ -110,7 +102,7 @@ class ShopRunner:
         try:
             verdict = await verify_hash(
                 self.session(),
-                self.trongrid_url(order["network"]),
+                self.settings.trongrid_url_for(TronNetwork(order["network"])),
                 key,
                 payment["tx_hash"],
                 TronNetwork(order["network"]),
