@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from aiohttp import web
 
 from sponsorbot.config import Settings
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.simulator.server import create_app
+from tests.loopback import served
 from tests.processes import free_port
 
 SECRET = "test-secret-key-that-is-long-enough-1234567890"
@@ -39,17 +39,12 @@ async def simulated_telegram(**options: Any) -> AsyncIterator[Telegram]:
     """
     options.setdefault("seed", 11)
     options.setdefault("webhook_retry_base", 0.05)
-    runner = web.AppRunner(create_app(**options), access_log=None, shutdown_timeout=0.5)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    port = runner.addresses[0][1]
-    url = f"http://127.0.0.1:{port}"
-    client = SimulatorClient(url)
-    try:
-        yield Telegram(url, client)
-    finally:
-        await client.close()
-        await runner.cleanup()
+    async with served(create_app(**options), shutdown_timeout=0.5) as url:
+        client = SimulatorClient(url)
+        try:
+            yield Telegram(url, client)
+        finally:
+            await client.close()
 
 
 def make_settings(dsn: str, telegram_url: str, data_dir: Path, **overrides: Any) -> Settings:

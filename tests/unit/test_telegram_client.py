@@ -31,6 +31,7 @@ from sponsorbot.telegram import (
     scrub,
 )
 from sponsorbot.telegram.errors import error_from_answer
+from tests.loopback import served
 
 SECRET = "AAHfakeSecretForTests_0123456789-xy"
 TOKEN = f"1234567890:{SECRET}"
@@ -167,16 +168,8 @@ async def server() -> AsyncIterator[FakeTelegram]:
 
     app = web.Application()
     app.router.add_post("/bot{token}/{method}", dispatch)
-    # Access logs would show the token in the path; this stand-in, like any Bot API
-    # server in the project, keeps them off.
-    runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    state.base_url = f"http://{host}:{port}"
-    yield state
-    await runner.cleanup()
+    async with served(app) as state.base_url:
+        yield state
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 
 from sponsorbot.config import TronNetwork
 from sponsorbot.tron import HashError, TronGrid, TronGridError, verify_hash
+from tests.loopback import served
 from tests.unit.tron_shapes import (
     TRX_INFO,
     TRX_PAYEE,
@@ -66,14 +67,8 @@ async def grid() -> AsyncIterator[FakeGrid]:
     app = web.Application()
     app.router.add_post("/wallet/gettransactionbyid", dispatch)
     app.router.add_post("/walletsolidity/gettransactioninfobyid", dispatch)
-    runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    state.base_url = f"http://{host}:{port}"
-    yield state
-    await runner.cleanup()
+    async with served(app) as state.base_url:
+        yield state
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from sponsorbot.config import SettingsError, load_settings
 from sponsorbot.tron import PriceSources, PriceUnavailable, Quote
+from tests.loopback import served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -63,14 +64,8 @@ async def sources() -> AsyncIterator[FakeSources]:
     app = web.Application()
     for path in GOOD:
         app.router.add_get(path, dispatch)
-    runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    state.base_url = f"http://{host}:{port}"
-    yield state
-    await runner.cleanup()
+    async with served(app) as state.base_url:
+        yield state
 
 
 @pytest.fixture
