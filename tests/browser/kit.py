@@ -1,4 +1,5 @@
-"""What every browser test needs: Debian's chromium, started the way this machine allows."""
+"""What every browser test needs: Debian's chromium, started the way this machine allows, and
+signing in to the panel."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -31,3 +33,12 @@ async def shot(page: Any, name: str) -> None:
     # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
     await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+async def sign_in(page: Any, base: str, email: str, password: str) -> None:
+    """Sign in on the panel's page, as a member would, and land on the dashboard."""
+    await page.goto(f"{base}/signin")
+    await page.fill("#f-email", email)
+    await page.fill("#f-password", password)
+    await page.click("main button.primary")
+    await expect(page.locator("h1")).to_have_text("Dashboard")

@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.broadcastkit import add_people
 from tests.integration.panel_kit import PASSWORD, add_member
@@ -45,11 +45,7 @@ async def test_compose_preview_send_and_watch_the_progress_reach_100(
                 await dialog.accept()
 
             page.on("dialog", accept)  # the confirmations of Send now
-            await page.goto(f"{base}/signin")
-            await page.fill("#f-email", email)
-            await page.fill("#f-password", PASSWORD)
-            await page.click("main button.primary")
-            await expect(page.locator("h1")).to_have_text("Dashboard")
+            await sign_in(page, base, email, PASSWORD)
 
             # The bot, and an audience who started it earlier.
             await page.goto(f"{base}/bots")

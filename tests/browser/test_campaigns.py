@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
 
@@ -42,11 +42,7 @@ async def test_a_visitor_joins_through_the_campaign_link_and_the_report_shows_it
         try:
             context = await browser.new_context(viewport={"width": 1280, "height": 860})
             page = await context.new_page()
-            await page.goto(f"{base}/signin")
-            await page.fill("#f-email", email)
-            await page.fill("#f-password", PASSWORD)
-            await page.click("main button.primary")
-            await expect(page.locator("h1")).to_have_text("Dashboard")
+            await sign_in(page, base, email, PASSWORD)
 
             # A bot and a content item whose link the visitor opens.
             await page.goto(f"{base}/bots")

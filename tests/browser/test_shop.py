@@ -25,7 +25,7 @@ from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import Running, _Server, _started
 from tests.integration.panel_kit import PASSWORD, add_member
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
@@ -113,11 +113,7 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
         try:
             context = await browser.new_context(viewport={"width": 1280, "height": 900})
             page = await context.new_page()
-            await page.goto(f"{base}/signin")
-            await page.fill("#f-email", email)
-            await page.fill("#f-password", PASSWORD)
-            await page.click("main button.primary")
-            await expect(page.locator("h1")).to_have_text("Dashboard")
+            await sign_in(page, base, email, PASSWORD)
 
             await page.goto(f"{base}/bots")
             await page.fill("#f-token", bot["token"])
