@@ -17,6 +17,8 @@ INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3,
 ON CONFLICT (bot_id, user_id, chat_id)
 DO UPDATE SET status = 'pending', requested_at = now(), updated_at = now()
 """
+# The content whose gate the person has open: a join then counts in that content's funnel.
+GATE_OPEN = "SELECT gate_content_id FROM people WHERE bot_id = $1 AND user_id = $2"
 FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
 BLOCKED = """
 INSERT INTO people (bot_id, user_id, blocked_at) VALUES ($1, $2, $3)
@@ -44,8 +46,13 @@ class ChatUpdates:
             self.members.remember(ctx.bot.id, chat_id, user_id)
             ctx.uow.write_in_order(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
             link = (body.get("invite_link") or {}).get("invite_link")
+            gated = await ctx.db.fetchval(GATE_OPEN, ctx.bot.id, user_id)
             events.add(
-                EventKind.JOINED, user_id, chat_id=chat_id, data={"link": link} if link else None
+                EventKind.JOINED,
+                user_id,
+                chat_id=chat_id,
+                content_id=gated,
+                data={"link": link} if link else None,
             )
         elif was and not now:
             # Dropped at once: the next link asks Telegram again.

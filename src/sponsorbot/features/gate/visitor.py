@@ -22,7 +22,7 @@ from sponsorbot.features.channels.service import SET_LINK, SET_STATUS, create_in
 from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
-from sponsorbot.features.people import seen
+from sponsorbot.features.people import names, seen
 from sponsorbot.features.shop.buttons import AdMenu
 from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.features.texts import escape, language_of, render
@@ -45,10 +45,12 @@ WHERE bot_id = $1 AND user_id = $2
 # The person and their gate in one statement: /start is the hottest path, and each statement is
 # a round trip inside the update's transaction.
 SEEN_WITH_GATE = """
-INSERT INTO people (bot_id, user_id, language, gate_content_id, gate_ref, gate_checks)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO people (bot_id, user_id, language, gate_content_id, gate_ref, gate_checks,
+                    username, first_name, last_name)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (bot_id, user_id) DO UPDATE
 SET last_seen = now(), language = COALESCE(excluded.language, people.language), blocked_at = NULL,
+    username = excluded.username, first_name = excluded.first_name, last_name = excluded.last_name,
     gate_content_id = excluded.gate_content_id, gate_ref = excluded.gate_ref,
     gate_checks = excluded.gate_checks
 """
@@ -140,13 +142,17 @@ class Visitor:
             ref = f"gate:{user_id}:{secrets.token_hex(6)}"
             text, markup = gate_message(missing, row["id"], turn.lang, turn.config)
             ctx.uow.queue(calls.send_message(user_id, text, markup=markup, ref=ref))
-            ctx.uow.write_alone(SEEN_WITH_GATE, ctx.bot.id, user_id, language, row["id"], ref, 1)
-            events.add(
-                EventKind.GATE_SHOWN, user_id, content_id=row["id"], data={"missing": len(missing)}
+            ctx.uow.write_alone(
+                SEEN_WITH_GATE, ctx.bot.id, user_id, language, row["id"], ref, 1, *names(turn.user)
             )
+            # The channels asked for, so statistics can count how often each was shown.
+            shown = [c.chat_id for c in missing]
+            events.add(EventKind.GATE_SHOWN, user_id, content_id=row["id"], data={"missing": shown})
         else:
             if old_ref:
-                ctx.uow.write_alone(SEEN_WITH_GATE, ctx.bot.id, user_id, language, None, None, 0)
+                ctx.uow.write_alone(
+                    SEEN_WITH_GATE, ctx.bot.id, user_id, language, None, None, 0, *names(turn.user)
+                )
             else:
                 seen(ctx.uow, turn.user)
             if turn.config.gate:
