@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     send_concurrency: int = Field(default=4, ge=1, le=64)
     lease_s: float = Field(default=30.0, gt=0)
     retention_days: float = Field(default=7.0, ge=0)
+    stats_keep_months: int = Field(default=13, ge=1, le=120)
     shutdown_grace_s: float = Field(default=8.0, ge=0, le=60)
 
     @field_validator("database_url")

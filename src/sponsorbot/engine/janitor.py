@@ -23,7 +23,6 @@ DELETE FROM message_refs WHERE (bot_id, ref) IN (
     SELECT bot_id, ref FROM message_refs WHERE created_at < now() - make_interval(secs => $1)
     LIMIT $2)
 """
-DELETE_STATS = "DELETE FROM send_stats WHERE minute < now() - interval '2 days'"
 DELETE_LEASES = "DELETE FROM leases WHERE expires_at < now() - interval '1 day'"
 
 
@@ -44,7 +43,6 @@ async def clean(pool: asyncpg.Pool, retention_s: float, max_batches: int = 50) -
             total += deleted
             if deleted < BATCH:
                 break
-    await pool.execute(DELETE_STATS)
     await pool.execute(DELETE_LEASES)
     await pool.execute(PURGE_CONVERSATIONS)
     return total

@@ -34,6 +34,7 @@ class Options:
     campaign_check_every_s: float = 1.0
     broadcast_every_s: float = 1.0
     shop_check_every_s: float = 3.0
+    stats_rollup_every_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,9 @@ CREATE INDEX people_first_seen ON people (first_seen);
 CREATE INDEX people_blocked ON people (blocked_at) WHERE blocked_at IS NOT NULL;
 CREATE INDEX people_by_username ON people (lower(username) text_pattern_ops)
     WHERE username IS NOT NULL;
+-- The facts of a span of time, for every bot at once (the roll-up, the live tail): events
+-- arrive in time order, so a BRIN index finds a span for almost nothing on every insert.
+CREATE INDEX events_by_time ON events USING brin (at);
 -- One visitor's timeline.
 CREATE INDEX events_by_user ON events (bot_id, user_id, at) WHERE user_id IS NOT NULL;
 

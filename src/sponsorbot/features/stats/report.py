@@ -1,0 +1,273 @@
+"""What the statistics pages and the owner API read: counts over whole days in the
+workspace's zone, per hour, per weekday and hour, and per content, channel and campaign.
+
+Every query is two parts added together: the roll-ups (stats_daily, stats_hourly,
+stats_visits) for the facts before `done_until`, and `sponsorbot_stat_facts` from there on,
+so a figure is exact whether the job ran a minute ago or is rebuilding after a zone change
+(then the roll-ups are not used at all and everything is counted from the facts).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.features.stats.hours import Span
+from sponsorbot.features.stats.rollup import VISITOR_KINDS
+
+STATE = """
+SELECT w.time_zone AS zone, r.zone AS rolled_zone, r.done_until
+FROM workspace w, stats_rollup r WHERE w.id = 1 AND r.id = 1
+"""
+BOTS = "SELECT id, username FROM bots ORDER BY id"
+
+# $1 bots, $2 first day, $3 last day, $4 start, $5 end, $6 roll-ups usable, $7 done until.
+TOTALS = """
+SELECT kind, sum(n)::bigint AS n FROM (
+    SELECT kind, n FROM stats_daily
+    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
+  UNION ALL
+    SELECT kind, n FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
+) t GROUP BY kind
+"""
+VISITORS = f"""
+SELECT count(*) FROM (
+    SELECT bot_id, user_id FROM stats_visits
+    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
+  UNION
+    SELECT bot_id, user_id FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
+    WHERE user_id IS NOT NULL AND kind IN ({", ".join(f"'{k}'" for k in VISITOR_KINDS)})
+) v
+"""
+# $8 kinds.
+BY_DIM = """
+SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
+    SELECT bot_id, kind, dim, n FROM stats_daily
+    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($8)
+  UNION ALL
+    SELECT bot_id, kind, dim, n FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
+    WHERE kind = ANY ($8)
+) t GROUP BY 1, 2, 3
+"""
+# $8 kinds, $9 zone.
+DAILY = """
+SELECT day, kind, sum(n)::bigint AS n FROM (
+    SELECT day, kind, n FROM stats_daily
+    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($8)
+  UNION ALL
+    SELECT (date_trunc('hour', at, $9) AT TIME ZONE $9)::date, kind, n
+    FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[]) WHERE kind = ANY ($8)
+) t GROUP BY 1, 2
+"""
+# $1 bots, $2 start, $3 end, $4 usable, $5 done until, $6 kinds, $7 zone.
+HOURLY = """
+SELECT hour, kind, sum(n)::bigint AS n FROM (
+    SELECT hour, kind, n FROM stats_hourly
+    WHERE $4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($6)
+  UNION ALL
+    SELECT date_trunc('hour', at, $7), kind, n
+    FROM sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz, $1::bigint[]) WHERE kind = ANY ($6)
+) t GROUP BY 1, 2
+"""
+# Weekday (0 = Monday) and hour of the day on the workspace's clock; $6 kind.
+HEAT = """
+SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1 AS weekday,
+       extract(hour FROM hour AT TIME ZONE $7)::int AS hour, sum(n)::bigint AS n
+FROM (
+    SELECT hour, n FROM stats_hourly
+    WHERE $4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[]) AND kind = $6
+  UNION ALL
+    SELECT date_trunc('hour', at, $7), n
+    FROM sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz, $1::bigint[]) WHERE kind = $6
+) t GROUP BY 1, 2
+"""
+CONTENT_NAMES = """
+SELECT id, bot_id, code, kind, caption FROM contents WHERE id = ANY ($1::bigint[])
+"""
+CHANNEL_NAMES = """
+SELECT bot_id, chat_id, title, username FROM channels WHERE bot_id = ANY ($1::bigint[])
+"""
+CAMPAIGNS = """
+SELECT c.id, c.name, c.chat_id, c.chat_title, c.status, c.starts_at,
+       array_agg(cb.bot_id) AS bots
+FROM campaigns c JOIN campaign_bots cb ON cb.campaign_id = c.id
+WHERE cb.bot_id = ANY ($1::bigint[]) AND c.starts_at < $3 AND (c.ends_at IS NULL OR c.ends_at >= $2)
+GROUP BY c.id ORDER BY c.starts_at DESC
+"""
+CAMPAIGN_LEAVES = """
+SELECT campaign_id, count(*) AS n FROM campaign_members
+WHERE campaign_id = ANY ($1::bigint[]) AND gate_joined_at IS NOT NULL
+  AND left_at >= $2 AND left_at < $3 AND bot_id = ANY ($4)
+GROUP BY 1
+"""
+
+# Before any fact: the roll-ups are not used, everything is counted from the facts.
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)
+
+CONTENT_KINDS = ["started", "gate_shown", "gate_joined", "gate_passed", "content_sent"]
+CHANNEL_KINDS = ["gate_listed", "joined", "join_request", "left"]
+CAMPAIGN_KINDS = ["campaign_joined", "gate_listed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a page counts: some bots, some whole days, on the workspace's clock."""
+
+    bots: list[int]
+    span: Span
+    zone: str
+    usable: bool  # the roll-ups are in this zone (not rebuilding)
+    done: datetime  # the roll-ups hold every fact before this
+
+    def args(self) -> tuple[Any, ...]:
+        """The parameters $1 to $7 the range queries share."""
+        start, end = self.span.bounds(self.zone)
+        return (self.bots, self.span.first, self.span.last, start, end, self.usable, self.done)
+
+
+class Report:
+    """The statistics pages' and API's read side."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def scope(self, bots: list[int] | None, span: Span) -> Scope:
+        """A scope over `bots` (None: every bot) and `span`, with the roll-up's progress."""
+        state = await self.pool.fetchrow(STATE)
+        zone = str(state["zone"])
+        if bots is None:
+            bots = [int(r["id"]) for r in await self.pool.fetch(BOTS)]
+        done = state["done_until"]
+        usable = done is not None and state["rolled_zone"] == zone
+        return Scope(bots, span, zone, usable, done if usable else NEVER)
+
+    async def zone(self) -> str:
+        """The workspace's time zone."""
+        return str((await self.pool.fetchrow(STATE))["zone"])
+
+    async def totals(self, scope: Scope) -> dict[str, int]:
+        """Every kind's count over the scope, plus `visitors` (distinct people) and
+        `returning` (visitors not new in the span)."""
+        rows = await self.pool.fetch(TOTALS, *scope.args())
+        totals = {str(r["kind"]): int(r["n"]) for r in rows}
+        visitors = int(await self.pool.fetchval(VISITORS, *scope.args()))
+        totals["visitors"] = visitors
+        totals["returning"] = max(0, visitors - totals.get("visitor_new", 0))
+        return totals
+
+    async def daily(self, scope: Scope, kinds: list[str]) -> dict[str, dict[date, int]]:
+        """Per kind, its count on each day of the scope (days without any are left out)."""
+        out: dict[str, dict[date, int]] = defaultdict(dict)
+        for r in await self.pool.fetch(DAILY, *scope.args(), kinds, scope.zone):
+            out[str(r["kind"])][r["day"]] = int(r["n"])
+        return dict(out)
+
+    async def hourly(
+        self, scope: Scope, start: datetime, end: datetime, kinds: list[str]
+    ) -> dict[str, dict[datetime, int]]:
+        """Per kind, its count in each hour (of the workspace's clock) from `start` to `end`."""
+        out: dict[str, dict[datetime, int]] = defaultdict(dict)
+        args = (scope.bots, start, end, scope.usable, scope.done, kinds, scope.zone)
+        for r in await self.pool.fetch(HOURLY, *args):
+            out[str(r["kind"])][r["hour"]] = int(r["n"])
+        return dict(out)
+
+    async def heat(self, scope: Scope, kind: str = "started") -> dict[tuple[int, int], int]:
+        """(weekday, hour) → count of `kind` over the scope, weekday 0 being Monday."""
+        start, end = scope.span.bounds(scope.zone)
+        args = (scope.bots, start, end, scope.usable, scope.done, kind, scope.zone)
+        return {(r["weekday"], r["hour"]): int(r["n"]) for r in await self.pool.fetch(HEAT, *args)}
+
+    async def _by_dim(self, scope: Scope, kinds: list[str]) -> list[asyncpg.Record]:
+        return list(await self.pool.fetch(BY_DIM, *scope.args(), kinds))
+
+    async def content_funnel(self, scope: Scope) -> list[dict[str, Any]]:
+        """Per content item: opened, gated, joined (while its gate was open), passed,
+        delivered; busiest first."""
+        rows: dict[int, dict[str, Any]] = {}
+        for r in await self._by_dim(scope, CONTENT_KINDS):
+            if not r["dim"]:
+                continue
+            item = rows.setdefault(int(r["dim"]), {k: 0 for k in CONTENT_KINDS})
+            item[str(r["kind"])] += int(r["n"])
+        names = await self.pool.fetch(CONTENT_NAMES, list(rows))
+        for n in names:
+            rows[int(n["id"])].update(
+                bot_id=n["bot_id"], code=n["code"], caption=n["caption"], content_kind=n["kind"]
+            )
+        out = [{"id": cid, **v} for cid, v in rows.items()]
+        out.sort(key=lambda r: (-r["started"], -r["content_sent"], r["id"]))
+        return out
+
+    async def channel_funnel(self, scope: Scope) -> list[dict[str, Any]]:
+        """Per (bot, channel): shown in a gate, joined, asked to join, left."""
+        rows: dict[tuple[int, int], dict[str, Any]] = {}
+        for r in await self._by_dim(scope, CHANNEL_KINDS):
+            if not r["dim"]:
+                continue
+            key = (int(r["bot_id"]), int(r["dim"]))
+            rows.setdefault(key, {k: 0 for k in CHANNEL_KINDS})[str(r["kind"])] += int(r["n"])
+        titles = {
+            (int(c["bot_id"]), int(c["chat_id"])): c
+            for c in await self.pool.fetch(CHANNEL_NAMES, scope.bots)
+        }
+        out = []
+        for (bot_id, chat_id), v in rows.items():
+            known = titles.get((bot_id, chat_id))
+            out.append(
+                {
+                    "bot_id": bot_id,
+                    "chat_id": chat_id,
+                    "title": known["title"] if known else str(chat_id),
+                    "username": known["username"] if known else None,
+                    **v,
+                }
+            )
+        out.sort(key=lambda r: (-r["gate_listed"], -r["joined"], r["chat_id"]))
+        return out
+
+    async def campaign_funnel(self, scope: Scope) -> list[dict[str, Any]]:
+        """Per campaign touching the scope: times its channel was shown in the gates of its
+        bots, joins through its links, and leaves of those joins, in the span."""
+        start, end = scope.span.bounds(scope.zone)
+        campaigns = await self.pool.fetch(CAMPAIGNS, scope.bots, start, end)
+        if not campaigns:
+            return []
+        counts = await self._by_dim(scope, CAMPAIGN_KINDS)
+        leaves = {
+            int(r["campaign_id"]): int(r["n"])
+            for r in await self.pool.fetch(
+                CAMPAIGN_LEAVES, [c["id"] for c in campaigns], start, end, scope.bots
+            )
+        }
+        out = []
+        for c in campaigns:
+            bots = set(c["bots"])
+            shown = sum(
+                int(r["n"])
+                for r in counts
+                if r["kind"] == "gate_listed"
+                and r["bot_id"] in bots
+                and r["dim"] == str(c["chat_id"])
+            )
+            joined = sum(
+                int(r["n"])
+                for r in counts
+                if r["kind"] == "campaign_joined" and r["dim"] == str(c["id"])
+            )
+            out.append(
+                {
+                    "id": c["id"],
+                    "name": c["name"],
+                    "chat_title": c["chat_title"],
+                    "status": c["status"],
+                    "gate_listed": shown,
+                    "campaign_joined": joined,
+                    "left": leaves.get(int(c["id"]), 0),
+                }
+            )
+        return out

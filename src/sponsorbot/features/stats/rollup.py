@@ -1,0 +1,163 @@
+"""The roll-up job: fold each finished hour's facts into the statistics tables.
+
+Runs every minute under the `job:stats_rollup` lease. Each step folds up to a day of hours
+in one transaction that also moves `stats_rollup.done_until`, with the state row locked, so
+an hour is folded exactly once even if two workers ever run the job at the same time.
+
+Hours are folded once they ended SETTLE ago: an event's time is its transaction's start,
+and a handler's transaction may commit a moment after the hour it began in.
+
+When the workspace's zone changes, the roll-ups are rebuilt in the background from the raw
+facts still kept; pages read the raw facts meanwhile (slower, still exact). Older roll-ups,
+whose raw events are gone, stay in the buckets of the zone they were made in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timedelta
+
+import asyncpg
+
+log = logging.getLogger(__name__)
+
+SETTLE = timedelta(minutes=2)
+STEP = timedelta(hours=24)
+BUDGET_S = 20.0  # per run; a rebuild goes on at the next run
+
+STATE = "SELECT zone, done_until FROM stats_rollup WHERE id = 1 FOR UPDATE"
+ZONE = "SELECT time_zone FROM workspace WHERE id = 1"
+NOW = "SELECT now()"
+# The oldest fact still kept: where a first roll-up, or a rebuild, starts.
+OLDEST = """
+SELECT least(
+    (SELECT min(x.m) FROM bots b, LATERAL (SELECT min(e.at) AS m FROM events e
+                                           WHERE e.bot_id = b.id) x),
+    (SELECT min(first_seen) FROM people),
+    (SELECT min(blocked_at) FROM people WHERE blocked_at IS NOT NULL),
+    (SELECT min(minute) FROM send_stats))
+"""
+TRUNC = "SELECT date_trunc('hour', $1::timestamptz, $2)"
+NEXT = "SELECT least(date_trunc('hour', $1::timestamptz + $2::interval, $3), $4::timestamptz)"
+
+# The kinds that make someone a visitor of a day (a join or a leave is the channel's doing).
+VISITOR_KINDS = (
+    "started",
+    "gate_shown",
+    "gate_passed",
+    "content_sent",
+    "unknown_code",
+    "visitor_new",
+)
+
+FOLD = """
+WITH f AS MATERIALIZED (
+    SELECT bot_id, date_trunc('hour', at, $3) AS hour, kind, dim, user_id, n
+    FROM sponsorbot_stat_facts($1::timestamptz, $2::timestamptz, NULL)
+), hourly AS (
+    INSERT INTO stats_hourly AS s (bot_id, hour, kind, n)
+    SELECT bot_id, hour, kind, sum(n) FROM f GROUP BY 1, 2, 3
+    ON CONFLICT (bot_id, hour, kind) DO UPDATE SET n = s.n + excluded.n
+), daily AS (
+    INSERT INTO stats_daily AS s (bot_id, day, kind, dim, n)
+    SELECT bot_id, (hour AT TIME ZONE $3)::date, kind, dim, sum(n) FROM f GROUP BY 1, 2, 3, 4
+    ON CONFLICT (bot_id, day, kind, dim) DO UPDATE SET n = s.n + excluded.n
+)
+INSERT INTO stats_visits (bot_id, day, user_id)
+SELECT DISTINCT bot_id, (hour AT TIME ZONE $3)::date, user_id FROM f
+WHERE user_id IS NOT NULL AND kind = ANY ($4::text[])
+ON CONFLICT DO NOTHING
+"""
+DONE = "UPDATE stats_rollup SET done_until = $1 WHERE id = 1"
+
+# A new zone: forget the roll-ups the kept facts can remake, start again from the oldest fact.
+FORGET_HOURS = "DELETE FROM stats_hourly WHERE hour >= $1"
+FORGET_DAYS = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
+FORGET_VISITS = "DELETE FROM stats_visits WHERE day >= ($1 AT TIME ZONE $2)::date"
+REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = now() WHERE id = 1"
+
+
+async def roll_up(
+    pool: asyncpg.Pool, now: datetime | None = None, budget_s: float = BUDGET_S
+) -> int:
+    """Fold every finished hour not folded yet (within `budget_s`); returns how many steps
+    were taken. `now` is the database's clock unless a test gives one."""
+    steps = 0
+    deadline = time.monotonic() + budget_s
+    while time.monotonic() < deadline:
+        async with pool.acquire() as conn, conn.transaction():
+            if not await _step(conn, now):
+                break
+        steps += 1
+    return steps
+
+
+async def _step(conn: asyncpg.Connection, now: datetime | None) -> bool:
+    """One transaction of work: a rezoning or up to a day of hours. False when caught up."""
+    state = await conn.fetchrow(STATE)
+    zone = str(await conn.fetchval(ZONE))
+    if state["zone"] != zone:
+        await _rezone(conn, str(state["zone"]), zone)
+        return True
+    clock = now or await conn.fetchval(NOW)
+    target = await conn.fetchval(TRUNC, clock - SETTLE, zone)
+    done = state["done_until"]
+    if done is None:
+        oldest = await conn.fetchval(OLDEST)
+        done = await conn.fetchval(TRUNC, oldest, zone) if oldest is not None else target
+        done = min(done, target)
+    if done >= target:
+        if state["done_until"] is None:
+            await conn.execute(DONE, done)
+        return False
+    until = await conn.fetchval(NEXT, done, STEP, zone, target)
+    await conn.execute(FOLD, done, until, zone, list(VISITOR_KINDS))
+    await conn.execute(DONE, until)
+    return True
+
+
+async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
+    oldest = await conn.fetchval(OLDEST)
+    if oldest is not None:
+        # Bucket edges of the old zone: cut at the old zone's hour holding the oldest fact.
+        cut = await conn.fetchval(TRUNC, oldest, old)
+        await conn.execute(FORGET_HOURS, cut)
+        await conn.execute(FORGET_DAYS, cut, old)
+        await conn.execute(FORGET_VISITS, cut, old)
+    await conn.execute(REZONED, new)
+    log.info("statistics: the zone changed from %s to %s; rebuilding the roll-ups", old, new)
+
+
+# Whole UTC months of events (and the sender's minutes) older than the kept months go, once
+# the roll-up has folded them; the roll-ups themselves are kept for good.
+OLD_MONTHS = """
+SELECT c.relname AS name FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'events'::regclass AND c.relname ~ '^events_[0-9]{6}$'
+  AND (to_date(substr(c.relname, 8), 'YYYYMM') + interval '1 month') AT TIME ZONE 'UTC'
+      <= least((date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => $1))
+                   AT TIME ZONE 'UTC',
+               (SELECT coalesce(done_until, '-infinity') FROM stats_rollup WHERE id = 1))
+ORDER BY 1
+"""
+DROP_MONTH = "DROP TABLE {name}"
+OLD_MINUTES = """
+DELETE FROM send_stats
+WHERE minute < least(now() - make_interval(months => $1),
+                     (SELECT coalesce(done_until, '-infinity') FROM stats_rollup WHERE id = 1))
+"""
+
+
+async def drop_old(pool: asyncpg.Pool, months: int) -> list[str]:
+    """Drop the event months older than `months` that are rolled up; returns their names."""
+    dropped: list[str] = []
+    for row in await pool.fetch(OLD_MONTHS, months):
+        name = str(row["name"])
+        # The name comes from the catalogue and matched ^events_[0-9]{6}$ above.
+        await pool.execute(DROP_MONTH.format(name=name))
+        dropped.append(name)
+    await pool.execute(OLD_MINUTES, months)
+    if dropped:
+        log.info("statistics: dropped the event months %s (rolled up)", ", ".join(dropped))
+    return dropped

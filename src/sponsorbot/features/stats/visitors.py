@@ -1,0 +1,343 @@
+"""The visitors page's queries: find people by Telegram id, username or name, and one person's
+profile (gate state, campaigns joined, content received) and timeline.
+
+A visitor lives per bot: the same Telegram account on two bots is two rows of `people`, and a
+search over the workspace answers (bot, person) pairs. Every query reads one bot's rows through
+an index; nothing here writes. Events are kept 13 months, so "passed the gate", the content
+received and the timeline reach back that far and no further.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, NoReturn
+
+import asyncpg
+
+from sponsorbot.features.content.service import like_escape
+from sponsorbot.features.errors import NotFound
+
+GateState = Literal["at_gate", "passed", "never"]
+JoinedVia = Literal["gate", "other_bot", "outside"]
+
+MAX_QUERY = 100  # the longest search text read; the rest is cut
+MAX_ID = 2**63 - 1  # PostgreSQL's bigint: a longer number is nobody's id
+# Name search has no index to use: each of its branches stops after this many matches, so a
+# common word costs a bounded scan (and its later pages are not reachable) instead of a sort
+# of every match.
+MAX_NAME_MATCHES = 1000
+MAX_RECEIVED_ITEMS = 100  # distinct content items listed on a profile (the counts cover all)
+# Telegram usernames are 5-32 of these; a query with anything else cannot be one's prefix.
+USERNAME_PREFIX = re.compile(r"[a-z0-9_]{1,32}")
+
+# The title a content item is shown by: its caption, its first item's caption, or the start of
+# its text (files without a caption have none, and are shown by their code).
+CONTENT_TITLE = """coalesce(nullif(c.caption, ''), nullif(c.items -> 0 ->> 'caption', ''),
+                  left(c.items -> 0 ->> 'text', 80))"""
+PEOPLE_COLUMNS = """p.bot_id, p.user_id, p.username, p.first_name, p.last_name, p.language,
+    p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks"""
+# Each search below picks a page of people (bots $1, limit $2, offset $3); this adds what a
+# row of the list shows, computed for that page only: each figure is an index lookup.
+ROWS_HEAD = """
+SELECT p.bot_id, b.username AS bot_username, p.user_id, p.username, p.first_name, p.last_name,
+       p.language, p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks,
+       EXISTS (SELECT 1 FROM events e WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id
+                 AND e.kind = 'gate_passed') AS passed,
+       (SELECT count(*) FROM events e WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id
+          AND e.kind = 'content_sent') AS received,
+       (SELECT count(*) FROM campaign_bots cb
+          JOIN campaign_members m ON m.campaign_id = cb.campaign_id AND m.user_id = p.user_id
+        WHERE cb.bot_id = p.bot_id
+          AND (m.gate_joined_at IS NOT NULL OR m.outside_at IS NOT NULL)) AS campaigns
+FROM ("""
+ROWS_TAIL = """) p JOIN bots b ON b.id = p.bot_id
+ORDER BY p.last_seen DESC, p.bot_id, p.user_id
+"""
+# No index orders people by last_seen, so this is one pass over the bots' people keeping the
+# top rows (a heap of limit + offset rows, not a sort of them all).
+RECENT = f"""{ROWS_HEAD}
+    SELECT {PEOPLE_COLUMNS} FROM people p
+    WHERE ($1::bigint[] IS NULL OR p.bot_id = ANY($1))
+    ORDER BY p.last_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
+{ROWS_TAIL}"""
+# $4 the Telegram id: one primary-key lookup per bot.
+BY_ID = f"""{ROWS_HEAD}
+    SELECT {PEOPLE_COLUMNS}
+    FROM bots b JOIN people p ON p.bot_id = b.id AND p.user_id = $4
+    WHERE ($1::bigint[] IS NULL OR b.id = ANY($1))
+    ORDER BY p.last_seen DESC, p.bot_id LIMIT $2 OFFSET $3
+{ROWS_TAIL}"""
+# $4..$5 the username range [prefix, prefix with its last character raised): the
+# people_by_username index's own operators, so the range is an index scan in any plan (NULL:
+# no username can match). $6 the ILIKE pattern for the name (NULL: names are not searched),
+# $7 MAX_NAME_MATCHES.
+BY_TEXT = f"""{ROWS_HEAD}
+    SELECT {PEOPLE_COLUMNS} FROM people p
+    WHERE (p.bot_id, p.user_id) IN (
+        (SELECT q.bot_id, q.user_id FROM people q
+         WHERE q.username IS NOT NULL
+           AND lower(q.username) ~>=~ $4 AND lower(q.username) ~<~ $5
+           AND ($1::bigint[] IS NULL OR q.bot_id = ANY($1))
+         LIMIT $7)
+        UNION
+        (SELECT q.bot_id, q.user_id FROM people q
+         WHERE $6::text IS NOT NULL
+           AND (coalesce(q.first_name, '') || ' ' || coalesce(q.last_name, '')) ILIKE $6
+           AND ($1::bigint[] IS NULL OR q.bot_id = ANY($1))
+         LIMIT $7))
+    ORDER BY p.last_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
+{ROWS_TAIL}"""
+
+PROFILE = f"""
+SELECT p.bot_id, b.username AS bot_username, p.user_id, p.username, p.first_name, p.last_name,
+       p.language, p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks,
+       {CONTENT_TITLE} AS gate_content_title, c.code AS gate_content_code,
+       passes.n AS passes, passes.last_at AS last_passed_at
+FROM people p
+JOIN bots b ON b.id = p.bot_id
+LEFT JOIN contents c ON c.bot_id = p.bot_id AND c.id = p.gate_content_id
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, max(e.at) AS last_at FROM events e
+    WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id AND e.kind = 'gate_passed') passes
+WHERE p.bot_id = $1 AND p.user_id = $2
+"""
+# What PROFILE reads of the gate, shown together under "gate".
+GATE_COLUMNS = frozenset(
+    {
+        "gate_content_id",
+        "gate_content_title",
+        "gate_content_code",
+        "gate_checks",
+        "passes",
+        "last_passed_at",
+    }
+)
+BOT_EXISTS = "SELECT EXISTS (SELECT 1 FROM bots WHERE id = $1)"
+PERSON_EXISTS = "SELECT EXISTS (SELECT 1 FROM people WHERE bot_id = $1 AND user_id = $2)"
+# The campaigns of this bot the person joined (membership is per person, not per bot: a join
+# credited to another bot's link, or made without one, shows as such).
+CAMPAIGNS = """
+SELECT k.id AS campaign_id, k.name, k.chat_title,
+       coalesce(m.gate_joined_at, m.outside_at) AS joined_at, m.left_at,
+       CASE WHEN m.gate_joined_at IS NULL THEN 'outside'
+            WHEN m.bot_id = $1 THEN 'gate'
+            ELSE 'other_bot' END AS via
+FROM campaign_bots cb
+JOIN campaigns k ON k.id = cb.campaign_id
+JOIN campaign_members m ON m.campaign_id = cb.campaign_id AND m.user_id = $2
+WHERE cb.bot_id = $1 AND (m.gate_joined_at IS NOT NULL OR m.outside_at IS NOT NULL)
+ORDER BY joined_at DESC, k.id DESC
+"""
+# Per content item: how often it was sent and when last, with the totals over every item.
+RECEIVED = f"""
+SELECT e.content_id, {CONTENT_TITLE} AS title, c.code, count(*) AS times, max(e.at) AS last_at,
+       sum(count(*)) OVER () AS total, count(*) OVER () AS distinct_items
+FROM events e
+LEFT JOIN contents c ON c.bot_id = e.bot_id AND c.id = e.content_id
+WHERE e.bot_id = $1 AND e.user_id = $2 AND e.kind = 'content_sent'
+GROUP BY e.content_id, c.id
+ORDER BY last_at DESC
+LIMIT $3
+"""
+# The person's events newest first, with what names them: the content's title, the channel's
+# (or a campaign's, for a channel the bot no longer lists), and the campaign a join's link
+# belongs to. $3 the cursor's time and $4 its id in TIMELINE_BEFORE, the limit last.
+TIMELINE = f"""
+SELECT e.id, e.at, e.kind, e.content_id, e.chat_id, e.data,
+       {CONTENT_TITLE} AS content_title, c.code AS content_code,
+       coalesce(ch.title, (SELECT k.chat_title FROM campaigns k WHERE k.chat_id = e.chat_id
+                           ORDER BY k.id DESC LIMIT 1)) AS chat_title,
+       link.campaign_id, link.campaign_name
+FROM events e
+LEFT JOIN contents c ON c.bot_id = e.bot_id AND c.id = e.content_id
+LEFT JOIN channels ch ON ch.bot_id = e.bot_id AND ch.chat_id = e.chat_id
+LEFT JOIN LATERAL (
+    SELECT k.id AS campaign_id, k.name AS campaign_name
+    FROM campaign_bots cb JOIN campaigns k ON k.id = cb.campaign_id
+    WHERE e.kind = 'joined' AND cb.bot_id = e.bot_id AND cb.invite_link = e.data ->> 'link'
+    LIMIT 1) link ON true
+WHERE e.bot_id = $1 AND e.user_id = $2 {{after}}
+ORDER BY e.at DESC, e.id DESC
+LIMIT {{limit}}
+"""
+TIMELINE_FIRST = TIMELINE.format(after="", limit="$3")
+TIMELINE_BEFORE = TIMELINE.format(after="AND e.at <= $3 AND (e.at < $3 OR e.id < $4)", limit="$5")
+CURSOR = "SELECT at FROM events WHERE id = $3 AND bot_id = $1 AND user_id = $2"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What a search text asks for: a Telegram id, a username prefix, a name, or nothing."""
+
+    user_id: int | None = None  # all digits: exactly this id
+    username: str | None = None  # the prefix, lower case
+    name: str | None = None  # the text a name must contain
+    nobody: bool = False  # a number no id can be: nobody matches
+
+    @property
+    def empty(self) -> bool:
+        """Nothing typed: the most recently seen visitors."""
+        return self == Query()
+
+
+def parse_query(text: str) -> Query:
+    """Read a search text: all digits (Persian ones too) is a Telegram id; "@name" a username
+    prefix; anything else a username prefix or part of the first and last names."""
+    text = text.strip()[:MAX_QUERY]
+    if text.isdecimal():
+        number = int(text)
+        return Query(user_id=number) if 0 < number <= MAX_ID else Query(nobody=True)
+    at = text.startswith("@")
+    bare = text.lstrip("@").strip()
+    if not bare:
+        return Query()
+    prefix = bare.lower()
+    username = prefix if USERNAME_PREFIX.fullmatch(prefix) else None
+    if at:
+        # "@" says it is a username: the names are not searched.
+        return Query(username=username, nobody=username is None)
+    return Query(username=username, name=bare)
+
+
+def _username_range(prefix: str) -> tuple[str, str]:
+    """The bounds of every text starting with `prefix` (ASCII) in byte order."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def gate_state(open_gate: int | None, passed: bool) -> GateState:
+    """Where the person stands: at the open gate of a content item, through a gate once (in
+    the 13 months events are kept), or never gated."""
+    if open_gate is not None:
+        return "at_gate"
+    return "passed" if passed else "never"
+
+
+async def search(
+    pool: asyncpg.Pool, query: str, bot_ids: list[int] | None, page: int, per_page: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """One page of visitors matching `query` in the bots `bot_ids` (None: every bot), most
+    recently seen first, and whether a next page exists.
+
+    An id is a primary-key lookup per bot and a username prefix a scan of the
+    `people_by_username` index. A name has no index: each branch of the text search stops after
+    MAX_NAME_MATCHES matches, so a common word pages through (at most) that many of them, and
+    a rare one scans the bots' people once. No query lists everybody, through one pass over the
+    people kept in a top-N heap (there is no index by last_seen).
+    """
+    wanted = parse_query(query)
+    if wanted.nobody:
+        return [], False
+    page = max(page, 1)
+    paging = (bot_ids, per_page + 1, (page - 1) * per_page)
+    if wanted.empty:
+        rows = await pool.fetch(RECENT, *paging)
+    elif wanted.user_id is not None:
+        rows = await pool.fetch(BY_ID, *paging, wanted.user_id)
+    else:
+        low, high = _username_range(wanted.username) if wanted.username else (None, None)
+        pattern = f"%{like_escape(wanted.name)}%" if wanted.name else None
+        rows = await pool.fetch(BY_TEXT, *paging, low, high, pattern, MAX_NAME_MATCHES)
+    found = [
+        {**dict(r), "gate": gate_state(r["gate_content_id"], r["passed"])} for r in rows[:per_page]
+    ]
+    return found, len(rows) > per_page
+
+
+async def visitor(
+    pool: asyncpg.Pool, bot_id: int, user_id: int, timeline_limit: int
+) -> dict[str, Any]:
+    """One person of one bot: names, language, first and last seen, blocked, the gate state,
+    the campaigns joined, the content received and the first page of the timeline.
+
+    NotFound when the bot or the person is unknown.
+    """
+    async with pool.acquire() as conn:
+        row = await conn.fetchrow(PROFILE, bot_id, user_id)
+        if row is None:
+            await _missing(conn, bot_id)
+        profile = {k: v for k, v in row.items() if k not in GATE_COLUMNS}
+        profile["gate"] = {
+            "state": gate_state(row["gate_content_id"], row["passes"] > 0),
+            "content_id": row["gate_content_id"],
+            "content_title": row["gate_content_title"],
+            "content_code": row["gate_content_code"],
+            "checks": row["gate_checks"],
+            "passes": row["passes"],
+            "last_passed_at": row["last_passed_at"],
+        }
+        profile["campaigns"] = [dict(r) for r in await conn.fetch(CAMPAIGNS, bot_id, user_id)]
+        items = await conn.fetch(RECEIVED, bot_id, user_id, MAX_RECEIVED_ITEMS)
+        profile["received"] = {
+            "total": int(items[0]["total"]) if items else 0,
+            "distinct_items": int(items[0]["distinct_items"]) if items else 0,
+            "items": [
+                {k: r[k] for k in ("content_id", "title", "code", "times", "last_at")}
+                for r in items
+            ],
+        }
+        events, next_before = await _timeline(conn, bot_id, user_id, None, timeline_limit)
+    profile["timeline"] = {"items": events, "next_before": next_before}
+    return profile
+
+
+async def timeline(
+    pool: asyncpg.Pool, bot_id: int, user_id: int, before: int | None, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """A page of the person's events, newest first, older than the event `before` (None: the
+    newest), and the `before` of the next page (None at the end).
+
+    NotFound when the bot or the person is unknown; an event id that is not this person's (or
+    has expired) gives an empty page.
+    """
+    async with pool.acquire() as conn:
+        if not await conn.fetchval(PERSON_EXISTS, bot_id, user_id):
+            await _missing(conn, bot_id)
+        return await _timeline(conn, bot_id, user_id, before, limit)
+
+
+async def _missing(conn: asyncpg.Connection, bot_id: int) -> NoReturn:
+    """Raise NotFound, naming what is missing: the bot, or the person in it."""
+    if not await conn.fetchval(BOT_EXISTS, bot_id):
+        raise NotFound(f"no bot {bot_id}", code="bot_missing")
+    raise NotFound("this bot has never seen this person", code="visitor_missing")
+
+
+async def _timeline(
+    conn: asyncpg.Connection, bot_id: int, user_id: int, before: int | None, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    if before is None:
+        rows = await conn.fetch(TIMELINE_FIRST, bot_id, user_id, limit + 1)
+    else:
+        at: datetime | None = await conn.fetchval(CURSOR, bot_id, user_id, before)
+        if at is None:
+            return [], None
+        rows = await conn.fetch(TIMELINE_BEFORE, bot_id, user_id, at, before, limit + 1)
+    events = [_event(r) for r in rows[:limit]]
+    return events, events[-1]["id"] if len(rows) > limit else None
+
+
+def _event(row: asyncpg.Record) -> dict[str, Any]:
+    """An event with the details its kind keeps in `data` read out, for the page's words."""
+    event = dict(row)
+    data = event["data"]
+    details = data if isinstance(data, dict) else {}
+    missing = details.get("missing", data)
+    if isinstance(missing, list):
+        missing = len(missing)
+    event["missing"] = (
+        missing if event["kind"] == "gate_shown" and isinstance(missing, int) else None
+    )
+    event["checks"] = _int(details.get("checks"))
+    event["code"] = _str(details.get("code"))
+    event["reason"] = _str(details.get("reason"))
+    return event
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
