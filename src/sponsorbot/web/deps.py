@@ -17,6 +17,7 @@ from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.stats.queries import Statistics
+from sponsorbot.features.stats.report import Report
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Services:
     campaigns: CampaignService
     broadcasts: BroadcastService
     shop: ShopService
+    report: Report
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -46,6 +48,7 @@ class Services:
             features.get(CampaignService),
             features.get(BroadcastService),
             features.get(ShopService),
+            features.get(Report),
         )
 
 

@@ -8,6 +8,7 @@ import asyncpg
 from sponsorbot.features.base import Feature, Job, Parts, Shared
 from sponsorbot.features.stats.events import PREPARE_EVERY_S, prepare_months
 from sponsorbot.features.stats.queries import Statistics
+from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import drop_old, roll_up
 
 
@@ -21,7 +22,7 @@ def setup(shared: Shared) -> Parts:
         await drop_old(pool, months)
 
     return Parts(
-        services=[Statistics(shared.engine.pool)],
+        services=[Statistics(shared.engine.pool), Report(shared.engine.pool)],
         jobs=[
             Job("event_months", PREPARE_EVERY_S, prepare_months),
             Job("stats_rollup", shared.options.stats_rollup_every_s, rollup_and_trim),

@@ -25,64 +25,85 @@ FROM workspace w, stats_rollup r WHERE w.id = 1 AND r.id = 1
 """
 BOTS = "SELECT id, username FROM bots ORDER BY id"
 
-# $1 bots, $2 first day, $3 last day, $4 start, $5 end, $6 roll-ups usable, $7 done until.
-TOTALS = """
+# The range queries share $1 bots, $2 first day, $3 last day, $4 start, $5 end, $6 roll-ups
+# usable, $7 done until: DAYS picks the rolled days, FACTS the live tail (fragments, not input).
+DAYS = "$6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])"
+FACTS = (
+    "sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz,"
+    " $1::bigint[])"
+)
+IS_VISIT = "user_id IS NOT NULL AND kind IN ({})".format(", ".join(f"'{k}'" for k in VISITOR_KINDS))
+
+TOTALS = f"""
 SELECT kind, sum(n)::bigint AS n FROM (
-    SELECT kind, n FROM stats_daily
-    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
-  UNION ALL
-    SELECT kind, n FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
+    SELECT kind, n FROM stats_daily WHERE {DAYS}
+    UNION ALL SELECT kind, n FROM {FACTS}
 ) t GROUP BY kind
 """
 VISITORS = f"""
 SELECT count(*) FROM (
-    SELECT bot_id, user_id FROM stats_visits
-    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
-  UNION
-    SELECT bot_id, user_id FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
-    WHERE user_id IS NOT NULL AND kind IN ({", ".join(f"'{k}'" for k in VISITOR_KINDS)})
+    SELECT bot_id, user_id FROM stats_visits WHERE {DAYS}
+    UNION SELECT bot_id, user_id FROM {FACTS} WHERE {IS_VISIT}
 ) v
 """
+BY_BOT = f"""
+SELECT bot_id, kind, sum(n)::bigint AS n FROM (
+    SELECT bot_id, kind, n FROM stats_daily WHERE {DAYS}
+    UNION ALL SELECT bot_id, kind, n FROM {FACTS}
+) t GROUP BY 1, 2
+"""
+VISITORS_BY_BOT = f"""
+SELECT bot_id, count(*) AS n FROM (
+    SELECT bot_id, user_id FROM stats_visits WHERE {DAYS}
+    UNION SELECT bot_id, user_id FROM {FACTS} WHERE {IS_VISIT}
+) v GROUP BY 1
+"""
 # $8 kinds.
-BY_DIM = """
+BY_DIM = f"""
 SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
-    SELECT bot_id, kind, dim, n FROM stats_daily
-    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($8)
-  UNION ALL
-    SELECT bot_id, kind, dim, n FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[])
-    WHERE kind = ANY ($8)
+    SELECT bot_id, kind, dim, n FROM stats_daily WHERE {DAYS} AND kind = ANY ($8::text[])
+    UNION ALL SELECT bot_id, kind, dim, n FROM {FACTS} WHERE kind = ANY ($8::text[])
 ) t GROUP BY 1, 2, 3
 """
 # $8 kinds, $9 zone.
-DAILY = """
+DAILY = f"""
 SELECT day, kind, sum(n)::bigint AS n FROM (
-    SELECT day, kind, n FROM stats_daily
-    WHERE $6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($8)
-  UNION ALL
-    SELECT (date_trunc('hour', at, $9) AT TIME ZONE $9)::date, kind, n
-    FROM sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz, $1::bigint[]) WHERE kind = ANY ($8)
+    SELECT day, kind, n FROM stats_daily WHERE {DAYS} AND kind = ANY ($8::text[])
+    UNION ALL SELECT (date_trunc('hour', at, $9) AT TIME ZONE $9)::date, kind, n
+    FROM {FACTS} WHERE kind = ANY ($8::text[])
 ) t GROUP BY 1, 2
 """
-# $1 bots, $2 start, $3 end, $4 usable, $5 done until, $6 kinds, $7 zone.
-HOURLY = """
-SELECT hour, kind, sum(n)::bigint AS n FROM (
-    SELECT hour, kind, n FROM stats_hourly
-    WHERE $4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($6)
-  UNION ALL
-    SELECT date_trunc('hour', at, $7), kind, n
-    FROM sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz, $1::bigint[]) WHERE kind = ANY ($6)
-) t GROUP BY 1, 2
+# Hours: $1 bots, $2 start, $3 end, $4 usable, $5 done until, $6 kinds, $7 zone.
+HOURS = "$4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[])"
+HOUR_FACTS = (
+    "sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz,"
+    " $1::bigint[])"
+)
+HOURLY = f"""
+SELECT bot_id, hour, kind, sum(n)::bigint AS n FROM (
+    SELECT bot_id, hour, kind, n FROM stats_hourly WHERE {HOURS} AND kind = ANY ($6::text[])
+    UNION ALL SELECT bot_id, date_trunc('hour', at, $7), kind, n
+    FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
+) t GROUP BY 1, 2, 3
 """
-# Weekday (0 = Monday) and hour of the day on the workspace's clock; $6 kind.
-HEAT = """
+# Weekday (0 = Monday) and hour of the day on the workspace's clock.
+HEAT = f"""
 SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1 AS weekday,
        extract(hour FROM hour AT TIME ZONE $7)::int AS hour, sum(n)::bigint AS n
 FROM (
-    SELECT hour, n FROM stats_hourly
-    WHERE $4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[]) AND kind = $6
+    SELECT hour, n FROM stats_hourly WHERE {HOURS} AND kind = ANY ($6::text[])
+    UNION ALL SELECT date_trunc('hour', at, $7), n FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
+) t GROUP BY 1, 2
+"""
+# All time, for one bot's content list: $1 bot, $2 content ids as text, $3 usable, $4 done.
+CONTENT_TOTALS = """
+SELECT dim, kind, sum(n)::bigint AS n FROM (
+    SELECT dim, kind, n FROM stats_daily
+    WHERE $3::boolean AND bot_id = $1 AND kind = ANY ($5::text[]) AND dim = ANY ($2::text[])
   UNION ALL
-    SELECT date_trunc('hour', at, $7), n
-    FROM sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz, $1::bigint[]) WHERE kind = $6
+    SELECT dim, kind, n
+    FROM sponsorbot_stat_facts($4::timestamptz, 'infinity', ARRAY[$1::bigint])
+    WHERE kind = ANY ($5::text[]) AND dim = ANY ($2::text[])
 ) t GROUP BY 1, 2
 """
 CONTENT_NAMES = """
@@ -137,13 +158,17 @@ class Report:
 
     async def scope(self, bots: list[int] | None, span: Span) -> Scope:
         """A scope over `bots` (None: every bot) and `span`, with the roll-up's progress."""
-        state = await self.pool.fetchrow(STATE)
-        zone = str(state["zone"])
+        zone, usable, done = await self._progress()
         if bots is None:
             bots = [int(r["id"]) for r in await self.pool.fetch(BOTS)]
-        done = state["done_until"]
+        return Scope(bots, span, zone, usable, done)
+
+    async def _progress(self) -> tuple[str, bool, datetime]:
+        """The workspace's zone, whether the roll-ups are in it, and how far they go."""
+        state = await self.pool.fetchrow(STATE)
+        zone, done = str(state["zone"]), state["done_until"]
         usable = done is not None and state["rolled_zone"] == zone
-        return Scope(bots, span, zone, usable, done if usable else NEVER)
+        return zone, usable, done if usable else NEVER
 
     async def zone(self) -> str:
         """The workspace's time zone."""
@@ -170,17 +195,46 @@ class Report:
         self, scope: Scope, start: datetime, end: datetime, kinds: list[str]
     ) -> dict[str, dict[datetime, int]]:
         """Per kind, its count in each hour (of the workspace's clock) from `start` to `end`."""
-        out: dict[str, dict[datetime, int]] = defaultdict(dict)
+        out: dict[str, dict[datetime, int]] = defaultdict(lambda: defaultdict(int))
+        for per_bot in (await self.hourly_by_bot(scope, start, end, kinds)).values():
+            for kind, hours in per_bot.items():
+                for hour, n in hours.items():
+                    out[kind][hour] += n
+        return {k: dict(v) for k, v in out.items()}
+
+    async def hourly_by_bot(
+        self, scope: Scope, start: datetime, end: datetime, kinds: list[str]
+    ) -> dict[int, dict[str, dict[datetime, int]]]:
+        """Per bot and kind, its count in each hour from `start` to `end`."""
+        out: dict[int, dict[str, dict[datetime, int]]] = defaultdict(lambda: defaultdict(dict))
         args = (scope.bots, start, end, scope.usable, scope.done, kinds, scope.zone)
         for r in await self.pool.fetch(HOURLY, *args):
-            out[str(r["kind"])][r["hour"]] = int(r["n"])
-        return dict(out)
+            out[int(r["bot_id"])][str(r["kind"])][r["hour"]] = int(r["n"])
+        return {b: dict(v) for b, v in out.items()}
+
+    async def per_bot(self, scope: Scope) -> dict[int, dict[str, int]]:
+        """Per bot: every kind's count over the scope, and `visitors`."""
+        out: dict[int, dict[str, int]] = {b: {} for b in scope.bots}
+        for r in await self.pool.fetch(BY_BOT, *scope.args()):
+            out.setdefault(int(r["bot_id"]), {})[str(r["kind"])] = int(r["n"])
+        for r in await self.pool.fetch(VISITORS_BY_BOT, *scope.args()):
+            out.setdefault(int(r["bot_id"]), {})["visitors"] = int(r["n"])
+        return out
 
     async def heat(self, scope: Scope, kind: str = "started") -> dict[tuple[int, int], int]:
         """(weekday, hour) → count of `kind` over the scope, weekday 0 being Monday."""
         start, end = scope.span.bounds(scope.zone)
-        args = (scope.bots, start, end, scope.usable, scope.done, kind, scope.zone)
+        args = (scope.bots, start, end, scope.usable, scope.done, [kind], scope.zone)
         return {(r["weekday"], r["hour"]): int(r["n"]) for r in await self.pool.fetch(HEAT, *args)}
+
+    async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
+        """Per content item of one bot, all time: opened, gated, joined, passed, delivered."""
+        _, usable, done = await self._progress()
+        counts: dict[int, dict[str, int]] = {}
+        args = (bot_id, [str(i) for i in ids], usable, done, CONTENT_KINDS)
+        for r in await self.pool.fetch(CONTENT_TOTALS, *args):
+            counts.setdefault(int(r["dim"]), {})[str(r["kind"])] = int(r["n"])
+        return counts
 
     async def _by_dim(self, scope: Scope, kinds: list[str]) -> list[asyncpg.Record]:
         return list(await self.pool.fetch(BY_DIM, *scope.args(), kinds))

@@ -51,7 +51,7 @@ async def _content_page(
     bot = await bots.get(bot_id)
     items, total = await features.contents.list(bot_id, PAGE, (number - 1) * PAGE, query)
     storage = await features.bot_settings.storage_chat(bot_id)
-    by_item = await features.statistics.content_counts(bot_id, [i["id"] for i in items])
+    by_item = await features.report.content_totals(bot_id, [i["id"] for i in items])
     for item in items:
         item["qr"] = qr_svg(item["link"])
         item["counts"] = by_item.get(item["id"], {})

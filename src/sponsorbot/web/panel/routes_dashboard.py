@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import available_timezones
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.accounts import workspace as workspaces
+from sponsorbot.features.stats.hours import HOUR, last_hours, local_day, span_of
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageSettings, View
 from sponsorbot.web.panel.i18n import LANGUAGES
@@ -24,15 +25,10 @@ from sponsorbot.web.panel.web import (
 router = APIRouter(include_in_schema=False, tags=["panel"])
 
 
-def _start_of_day(now: datetime, zone: str) -> datetime:
-    local = now.astimezone(ZoneInfo(zone))
-    return local.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def _bars(hours: dict[datetime, int], end: datetime) -> list[dict[str, Any]]:
-    """24 hourly bars ending at `end`, heights as a share of the busiest hour."""
-    start = end.replace(minute=0, second=0, microsecond=0) - timedelta(hours=23)
-    values = [int(hours.get(start + timedelta(hours=i), 0)) for i in range(24)]
+def _bars(counts: dict[datetime, int], hours: list[datetime]) -> list[dict[str, Any]]:
+    """One bar per hour of `hours` (starts on the workspace's clock, as the database cuts
+    them), heights as a share of the busiest hour."""
+    values = [int(counts.get(h, 0)) for h in hours]
     top = max(values) or 1
     return [{"value": v, "height": round(100 * v / top)} for v in values]
 
@@ -43,14 +39,31 @@ async def dashboard(request: Request, viewer: View) -> Response:
     panel = panel_of(request)
     now = panel.config.clock()
     zone = str(viewer.workspace.get("time_zone") or "UTC")
-    statistics = services_of(request).statistics
-    figures = await statistics.health()
-    today = await statistics.today(_start_of_day(now, zone), now - timedelta(hours=1))
-    hourly = await statistics.hourly_sends(now - timedelta(hours=24))
-    bots = [
-        {**h, **today.get(h["id"], {}), "bars": _bars(hourly.get(h["id"], {}), now)}
-        for h in figures
-    ]
+    services = services_of(request)
+    figures = await services.statistics.health()
+    recent = await services.statistics.recent_sends(now - timedelta(hours=1))
+    report = services.report
+    scope = await report.scope(
+        [int(h["id"]) for h in figures], span_of("today", local_day(now, zone))
+    )
+    today = await report.per_bot(scope)
+    hours = last_hours(now, zone, 24)
+    sends = await report.hourly_by_bot(scope, hours[0], hours[-1] + HOUR, ["sent"])
+    bots = []
+    for h in figures:
+        counts = today.get(h["id"], {})
+        bots.append(
+            {
+                **h,
+                "sent_1h": 0,
+                "throttled_1h": 0,
+                **recent.get(h["id"], {}),
+                "visitors": counts.get("visitors", 0),
+                "passes_today": counts.get("gate_passed", 0),
+                "contents_today": counts.get("content_sent", 0),
+                "bars": _bars(sends.get(h["id"], {}).get("sent", {}), hours),
+            }
+        )
     return render(request, viewer, "dashboard.html", {"bots": bots})
 
 
