@@ -38,6 +38,8 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/invite/{token}"): PUBLIC,
     ("POST", "/signout/everywhere"): EVERYONE,
     ("GET", "/"): EVERYONE,
+    ("GET", "/stats"): EVERYONE,
+    ("GET", "/stats.csv"): EVERYONE,
     ("GET", "/bots"): EVERYONE,
     ("POST", "/bots"): MANAGERS,
     ("POST", "/bots/{bot_id}/pause"): MANAGERS,

@@ -63,7 +63,9 @@ async def test_a_tehran_hour_starts_at_half_past_utc(pool: asyncpg.Pool) -> None
     assert sql == datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.tuples(moments, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_hours_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[datetime, str]]) -> None:
     got = await pool.fetch(HOUR_SQL, [m for m, _ in cases], [z for _, z in cases])
@@ -72,15 +74,15 @@ async def test_hours_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[dateti
 
 
 async def test_days_agree_around_clock_changes(pool: asyncpg.Pool) -> None:
-    cases = [
-        (date(2024, 1, 1) + timedelta(days=i), zone) for zone in ZONES for i in range(366)
-    ]
+    cases = [(date(2024, 1, 1) + timedelta(days=i), zone) for zone in ZONES for i in range(366)]
     got = await pool.fetch(DAY_SQL, [d for d, _ in cases], [z for _, z in cases])
     for (day, zone), row in zip(cases, got, strict=True):
         assert day_start(day, zone) == row[0], (day, zone)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.tuples(days, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_days_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[date, str]]) -> None:
     got = await pool.fetch(DAY_SQL, [d for d, _ in cases], [z for _, z in cases])

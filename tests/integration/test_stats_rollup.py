@@ -7,7 +7,6 @@ for any span of days must equal counting the raw rows of that span.
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 
 import asyncpg
@@ -84,10 +83,7 @@ async def _write(pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]])
         [u for *_, u, _ in rows],
         [None if c else d for c, (*_, d) in zip(channel, rows, strict=True)],
         [-100 - d if c else None for c, (*_, d) in zip(channel, rows, strict=True)],
-        [
-            '{"missing": [-101, -102]}' if k == "gate_shown" else None
-            for _, _, k, *_ in rows
-        ],
+        ['{"missing": [-101, -102]}' if k == "gate_shown" else None for _, _, k, *_ in rows],
     )
     first = {(b, u): ORIGIN + timedelta(minutes=m) for b, m, _, u, _ in reversed(rows)}
     await pool.execute(

@@ -300,7 +300,9 @@ def test_the_macros_render_well_formed_svg(language: str) -> None:
         assert len(svgs) == 3
         for svg in svgs:
             root = parse(svg)
-            assert root.get("dir") == "ltr" and root.get("role") == "img"
+            # dir alone does not reach svg text: direction keeps "end" anchors on the left
+            assert root.get("dir") == root.get("direction") == "ltr"
+            assert root.get("role") == "img"
             assert root.get("aria-label")
             assert root.findall(".//title")
         assert page.count('class="visually-hidden"') == 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sponsorbot.features.stats.hours import HOUR, Span, hour_start
 from sponsorbot.features.stats.report import Report
@@ -27,7 +27,10 @@ FIGURES = (
     "throttled",
 )
 # What the series chart can plot (the figures that are plain counts of facts).
-METRICS = ("started", "gate_shown", "joined", "gate_passed", "content_sent", "visitor_new", "sent")
+Metric = Literal[
+    "started", "gate_shown", "joined", "gate_passed", "content_sent", "visitor_new", "sent"
+]
+METRICS: tuple[str, ...] = get_args(Metric)
 FUNNEL = ("started", "gate_shown", "gate_joined", "gate_passed", "content_sent")
 TOP = 10
 

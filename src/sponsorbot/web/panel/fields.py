@@ -55,3 +55,9 @@ def moment_of(raw: str, zone: str, errors: dict[str, str], field: str) -> dateti
 def local_input(moment: datetime | None, zone: str) -> str:
     """A moment as a datetime-local field shows it, in the workspace's zone."""
     return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M") if moment else ""
+
+
+def bot_filter(raw: str, bots: list[dict[str, Any]]) -> int | None:
+    """A page's `bot` filter: the id of one of `bots`, or None (every bot) for anything else."""
+    known = {int(b["id"]) for b in bots}
+    return int(raw) if is_id(raw) and int(raw) in known else None

@@ -30,7 +30,10 @@ def _bars(counts: dict[datetime, int], hours: list[datetime]) -> list[dict[str, 
     them), heights as a share of the busiest hour."""
     values = [int(counts.get(h, 0)) for h in hours]
     top = max(values) or 1
-    return [{"value": v, "height": round(100 * v / top)} for v in values]
+    return [
+        {"hour": h.isoformat(), "value": v, "height": round(100 * v / top)}
+        for h, v in zip(hours, values, strict=True)
+    ]
 
 
 @router.get("/")

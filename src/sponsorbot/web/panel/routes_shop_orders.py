@@ -23,7 +23,7 @@ from sponsorbot.tron import parse_hash, tronscan_url
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
-from sponsorbot.web.panel.fields import is_id, text_of
+from sponsorbot.web.panel.fields import bot_filter, is_id, text_of
 from sponsorbot.web.panel.i18n import N_, format_datetime
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_shop import BAD_INPUT, STATE_NAMES, Id, names
@@ -223,11 +223,6 @@ def timeline(order: dict[str, Any], members: dict[int, str], zone: str) -> list[
 # -- pages ---------------------------------------------------------------------------------------
 
 
-def _bot_filter(raw: str, bots: list[dict[str, Any]]) -> int | None:
-    known = {int(b["id"]) for b in bots}
-    return int(raw) if is_id(raw) and int(raw) in known else None
-
-
 def _before(raw: str) -> int | None:
     return int(raw) if is_id(raw) and int(raw) > 0 else None
 
@@ -238,7 +233,7 @@ async def orders_page(request: Request, viewer: View) -> Response:
     services = services_of(request)
     bots = await services.bots.all()
     q = request.query_params
-    bot = _bot_filter(q.get("bot", ""), bots)
+    bot = bot_filter(q.get("bot", ""), bots)
     state = q.get("state") if q.get("state") in STATES else None
     before = _before(q.get("before", ""))
     page = await services.shop.orders(bot, state, before, PAGE)
@@ -459,7 +454,7 @@ async def payments_page(request: Request, viewer: View) -> Response:
     services = services_of(request)
     bots = await services.bots.all()
     q = request.query_params
-    bot = _bot_filter(q.get("bot", ""), bots)
+    bot = bot_filter(q.get("bot", ""), bots)
     status = q.get("status") if q.get("status") in PAYMENT_STATUSES else None
     before = _before(q.get("before", ""))
     page = await services.shop.payments(bot, status, before, PAGE)
