@@ -114,6 +114,8 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/shop/orders/{order_id}/mark-refunded"): MANAGERS,
     ("POST", "/shop/orders/{order_id}/hash"): MANAGERS,
     ("GET", "/shop/payments"): EVERYONE,
+    ("GET", "/visitors"): EVERYONE,
+    ("GET", "/visitors/{bot_id}/{user_id}"): EVERYONE,
     ("GET", "/account"): EVERYONE,
     ("GET", "/account/two-step"): EVERYONE,
     ("POST", "/account/two-step"): EVERYONE,

@@ -18,6 +18,7 @@ from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
+from sponsorbot.features.stats.visitors import Visitors
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Services:
     broadcasts: BroadcastService
     shop: ShopService
     report: Report
+    visitors: Visitors
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -49,6 +51,7 @@ class Services:
             features.get(BroadcastService),
             features.get(ShopService),
             features.get(Report),
+            features.get(Visitors),
         )
 
 

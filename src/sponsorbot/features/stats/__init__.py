@@ -10,6 +10,7 @@ from sponsorbot.features.stats.events import PREPARE_EVERY_S, prepare_months
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import drop_old, roll_up
+from sponsorbot.features.stats.visitors import Visitors
 
 
 def setup(shared: Shared) -> Parts:
@@ -22,7 +23,11 @@ def setup(shared: Shared) -> Parts:
         await drop_old(pool, months)
 
     return Parts(
-        services=[Statistics(shared.engine.pool), Report(shared.engine.pool)],
+        services=[
+            Statistics(shared.engine.pool),
+            Report(shared.engine.pool),
+            Visitors(shared.engine.pool),
+        ],
         jobs=[
             Job("event_months", PREPARE_EVERY_S, prepare_months),
             Job("stats_rollup", shared.options.stats_rollup_every_s, rollup_and_trim),

@@ -2,9 +2,10 @@
 profile (gate state, campaigns joined, content received) and timeline.
 
 A visitor lives per bot: the same Telegram account on two bots is two rows of `people`, and a
-search over the workspace answers (bot, person) pairs. Every query reads one bot's rows through
-an index; nothing here writes. Events are kept 13 months, so "passed the gate", the content
-received and the timeline reach back that far and no further.
+search over the workspace answers (bot, person) pairs. Ids, usernames and one person's
+records are read through indexes; the two scans without one (a name, and everybody by last
+seen) are bounded, as `search` says. Nothing here writes. Events are kept 13 months, so "passed
+the gate", the content received and the timeline reach back that far and no further.
 """
 
 from __future__ import annotations
@@ -18,15 +19,21 @@ import asyncpg
 
 from sponsorbot.features.content.service import like_escape
 from sponsorbot.features.errors import NotFound
+from sponsorbot.features.stats.events import EventKind
 
 GateState = Literal["at_gate", "passed", "never"]
 JoinedVia = Literal["gate", "other_bot", "outside"]
 
 MAX_QUERY = 100  # the longest search text read; the rest is cut
 MAX_ID = 2**63 - 1  # PostgreSQL's bigint: a longer number is nobody's id
-# Name search has no index to use: each of its branches stops after this many matches, so a
-# common word costs a bounded scan (and its later pages are not reachable) instead of a sort
-# of every match.
+# The deepest page: one further down would keep most of the people in the top-N heap. A
+# search narrows the list instead.
+MAX_PAGE = 1000
+# A name has no index to search by: only the MAX_NAME_SCAN newest people of the chosen bots
+# (by first seen, through people_first_seen) are read, so a search costs the same on a bot of
+# any size; ids and usernames reach everyone. Each branch of a text search stops after
+# MAX_NAME_MATCHES matches, so a common word pages through at most that many.
+MAX_NAME_SCAN = 100_000
 MAX_NAME_MATCHES = 1000
 MAX_RECEIVED_ITEMS = 100  # distinct content items listed on a profile (the counts cover all)
 # Telegram usernames are 5-32 of these; a query with anything else cannot be one's prefix.
@@ -55,13 +62,15 @@ FROM ("""
 ROWS_TAIL = """) p JOIN bots b ON b.id = p.bot_id
 ORDER BY p.last_seen DESC, p.bot_id, p.user_id
 """
-# No index orders people by last_seen, so this is one pass over the bots' people keeping the
-# top rows (a heap of limit + offset rows, not a sort of them all).
+# The newest visitors first: people_first_seen walked backwards, however many people there
+# are (last_seen changes on every visit, so it has no index to keep the hot update cheap).
 RECENT = f"""{ROWS_HEAD}
     SELECT {PEOPLE_COLUMNS} FROM people p
     WHERE ($1::bigint[] IS NULL OR p.bot_id = ANY($1))
-    ORDER BY p.last_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
-{ROWS_TAIL}"""
+    ORDER BY p.first_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
+) p JOIN bots b ON b.id = p.bot_id
+ORDER BY p.first_seen DESC, p.bot_id, p.user_id
+"""
 # $4 the Telegram id: one primary-key lookup per bot.
 BY_ID = f"""{ROWS_HEAD}
     SELECT {PEOPLE_COLUMNS}
@@ -71,8 +80,8 @@ BY_ID = f"""{ROWS_HEAD}
 {ROWS_TAIL}"""
 # $4..$5 the username range [prefix, prefix with its last character raised): the
 # people_by_username index's own operators, so the range is an index scan in any plan (NULL:
-# no username can match). $6 the ILIKE pattern for the name (NULL: names are not searched),
-# $7 MAX_NAME_MATCHES.
+# no username can match). $6 the LIKE pattern for the names (NULL: names are not searched),
+# $7 MAX_NAME_MATCHES, $8 MAX_NAME_SCAN. lower() and LIKE: ILIKE costs twice as much a row.
 BY_TEXT = f"""{ROWS_HEAD}
     SELECT {PEOPLE_COLUMNS} FROM people p
     WHERE (p.bot_id, p.user_id) IN (
@@ -82,10 +91,12 @@ BY_TEXT = f"""{ROWS_HEAD}
            AND ($1::bigint[] IS NULL OR q.bot_id = ANY($1))
          LIMIT $7)
         UNION
-        (SELECT q.bot_id, q.user_id FROM people q
-         WHERE $6::text IS NOT NULL
-           AND (coalesce(q.first_name, '') || ' ' || coalesce(q.last_name, '')) ILIKE $6
-           AND ($1::bigint[] IS NULL OR q.bot_id = ANY($1))
+        (SELECT q.bot_id, q.user_id FROM (
+             SELECT r.bot_id, r.user_id, r.first_name, r.last_name FROM people r
+             WHERE $6::text IS NOT NULL AND ($1::bigint[] IS NULL OR r.bot_id = ANY($1))
+             ORDER BY r.first_seen DESC LIMIT $8) q
+         WHERE lower(coalesce(q.first_name, '') || ' ' || coalesce(q.last_name, ''))
+               LIKE lower($6)
          LIMIT $7))
     ORDER BY p.last_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
 {ROWS_TAIL}"""
@@ -185,7 +196,8 @@ class Query:
 def parse_query(text: str) -> Query:
     """Read a search text: all digits (Persian ones too) is a Telegram id; "@name" a username
     prefix; anything else a username prefix or part of the first and last names."""
-    text = text.strip()[:MAX_QUERY]
+    # NUL is the one character PostgreSQL's text refuses; nobody means to search for it.
+    text = text.replace("\x00", "").strip()[:MAX_QUERY]
     if text.isdecimal():
         number = int(text)
         return Query(user_id=number) if 0 < number <= MAX_ID else Query(nobody=True)
@@ -217,19 +229,20 @@ def gate_state(open_gate: int | None, passed: bool) -> GateState:
 async def search(
     pool: asyncpg.Pool, query: str, bot_ids: list[int] | None, page: int, per_page: int
 ) -> tuple[list[dict[str, Any]], bool]:
-    """One page of visitors matching `query` in the bots `bot_ids` (None: every bot), most
-    recently seen first, and whether a next page exists.
+    """One page of visitors matching `query` in the bots `bot_ids` (None: every bot), and
+    whether a next page exists: matches most recently seen first, the empty query newest first.
 
-    An id is a primary-key lookup per bot and a username prefix a scan of the
-    `people_by_username` index. A name has no index: each branch of the text search stops after
-    MAX_NAME_MATCHES matches, so a common word pages through (at most) that many of them, and
-    a rare one scans the bots' people once. No query lists everybody, through one pass over the
-    people kept in a top-N heap (there is no index by last_seen).
+    An id is a primary-key lookup per bot and a username prefix a range of the
+    `people_by_username` index: both reach every visitor. A name has no index, so its scan is
+    bounded: names are searched among the MAX_NAME_SCAN newest visitors of these bots (by first
+    seen), and each branch of a text search stops after MAX_NAME_MATCHES matches (a common word
+    pages through that many at most). An empty query lists everybody, the newest first (by
+    first seen, an index walk), down to page MAX_PAGE.
     """
     wanted = parse_query(query)
     if wanted.nobody:
         return [], False
-    page = max(page, 1)
+    page = min(max(page, 1), MAX_PAGE)
     paging = (bot_ids, per_page + 1, (page - 1) * per_page)
     if wanted.empty:
         rows = await pool.fetch(RECENT, *paging)
@@ -238,7 +251,9 @@ async def search(
     else:
         low, high = _username_range(wanted.username) if wanted.username else (None, None)
         pattern = f"%{like_escape(wanted.name)}%" if wanted.name else None
-        rows = await pool.fetch(BY_TEXT, *paging, low, high, pattern, MAX_NAME_MATCHES)
+        rows = await pool.fetch(
+            BY_TEXT, *paging, low, high, pattern, MAX_NAME_MATCHES, MAX_NAME_SCAN
+        )
     found = [
         {**dict(r), "gate": gate_state(r["gate_content_id"], r["passed"])} for r in rows[:per_page]
     ]
@@ -246,10 +261,11 @@ async def search(
 
 
 async def visitor(
-    pool: asyncpg.Pool, bot_id: int, user_id: int, timeline_limit: int
+    pool: asyncpg.Pool, bot_id: int, user_id: int, timeline_limit: int, before: int | None = None
 ) -> dict[str, Any]:
     """One person of one bot: names, language, first and last seen, blocked, the gate state,
-    the campaigns joined, the content received and the first page of the timeline.
+    the campaigns joined, the content received and a page of the timeline (the newest, or the
+    one older than the event `before`, as `timeline` pages).
 
     NotFound when the bot or the person is unknown.
     """
@@ -277,7 +293,7 @@ async def visitor(
                 for r in items
             ],
         }
-        events, next_before = await _timeline(conn, bot_id, user_id, None, timeline_limit)
+        events, next_before = await _timeline(conn, bot_id, user_id, before, timeline_limit)
     profile["timeline"] = {"items": events, "next_before": next_before}
     return profile
 
@@ -323,12 +339,10 @@ def _event(row: asyncpg.Record) -> dict[str, Any]:
     event = dict(row)
     data = event["data"]
     details = data if isinstance(data, dict) else {}
-    missing = details.get("missing", data)
-    if isinstance(missing, list):
-        missing = len(missing)
-    event["missing"] = (
-        missing if event["kind"] == "gate_shown" and isinstance(missing, int) else None
-    )
+    # A gate lists the channels it asked for; rows older than that list keep only their count.
+    shown = details.get("missing") if details else data
+    count = len(shown) if isinstance(shown, list) else _int(shown)
+    event["missing"] = count if event["kind"] == EventKind.GATE_SHOWN else None
     event["checks"] = _int(details.get("checks"))
     event["code"] = _str(details.get("code"))
     event["reason"] = _str(details.get("reason"))
@@ -341,3 +355,28 @@ def _int(value: Any) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+class Visitors:
+    """The visitors page's and the owner API's read side, over the process's pool."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def search(
+        self, query: str, bot_ids: list[int] | None, page: int, per_page: int
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """See `search`."""
+        return await search(self.pool, query, bot_ids, page, per_page)
+
+    async def visitor(
+        self, bot_id: int, user_id: int, timeline_limit: int, before: int | None = None
+    ) -> dict[str, Any]:
+        """See `visitor`."""
+        return await visitor(self.pool, bot_id, user_id, timeline_limit, before)
+
+    async def timeline(
+        self, bot_id: int, user_id: int, before: int | None, limit: int
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """See `timeline`."""
+        return await timeline(self.pool, bot_id, user_id, before, limit)

@@ -1,5 +1,5 @@
 """The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
-campaigns, broadcasts, the ad shop."""
+campaigns, broadcasts, the ad shop, visitors."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from sponsorbot.web.api import (
     routes_channels,
     routes_content,
     routes_shop,
+    routes_stats,
     routes_tokens,
+    routes_visitors,
 )
 from sponsorbot.web.api.errors import install_errors
 from sponsorbot.web.api.models import ContentIn, ErrorOut
@@ -44,6 +46,8 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_campaigns.router, tags=["campaigns"])
     api.include_router(routes_broadcasts.router, tags=["broadcasts"])
     api.include_router(routes_shop.router, tags=["ad shop"])
+    api.include_router(routes_visitors.router, tags=["visitors"])
+    api.include_router(routes_stats.router, tags=["statistics"])
     app.include_router(api)
     install_errors(app)
     _describe_json_body(app)
