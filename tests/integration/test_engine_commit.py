@@ -41,7 +41,7 @@ def unit(row: inbox.InboxRow, *, with_transaction: bool) -> UnitOfWork:
     uow = UnitOfWork(BOT, inbox_id=row.id)
     if with_transaction:
         uow.write_in_order("UPDATE bots SET username = 'renamed_bot' WHERE id = $1", BOT)
-    uow.write_alone(SEEN, BOT, USER, "fa")
+    uow.write_alone(SEEN, BOT, USER, "fa", "sara_k", "Sara", None)
     uow.write_alone(
         EVENTS_INSERT,
         BOT,
@@ -49,7 +49,7 @@ def unit(row: inbox.InboxRow, *, with_transaction: bool) -> UnitOfWork:
         [USER, USER],
         [None, None],
         [None, None],
-        [None, {"missing": 2}],
+        [None, {"missing": [-1001, -1002]}],
     )
     uow.send(USER, "sendMessage", {"text": "join first"})
     return uow
@@ -77,7 +77,7 @@ async def test_writes_calls_and_the_done_mark_commit_together(
     assert after["outbox"] == 1
     assert after["bot"] == ("renamed_bot" if with_transaction else "commit_bot")
     data = await pool.fetchval("SELECT data FROM events WHERE kind = 'gate_shown'")
-    assert data == {"missing": 2}
+    assert data == {"missing": [-1001, -1002]}
 
 
 @pytest.mark.parametrize("with_transaction", [False, True])
