@@ -57,6 +57,20 @@ async def test_full_journey_two_missing_channels(
         assert sent[0]["media"]["file_id"] and sent[0]["protect_content"]
         passed = await pool.fetchrow("SELECT data FROM events WHERE kind = 'gate_passed'")
         assert passed["data"] == {"checks": 3}
+        # The statistics' funnel: opened 1 → gated 1 → joined 1 (two channels, one gate) →
+        # passed 1 → delivered 1; the gate named both channels.
+        facts = await pool.fetch(
+            "SELECT kind, dim, sum(n) AS n FROM sponsorbot_stat_facts('-infinity', 'infinity',"
+            " NULL) WHERE kind IN ('started', 'gate_shown', 'gate_joined', 'gate_passed',"
+            " 'content_sent', 'gate_listed', 'joined') GROUP BY 1, 2"
+        )
+        counts = {(r["kind"], r["dim"]): r["n"] for r in facts}
+        item = str(g.content["id"])
+        funnel = ("started", "gate_shown", "gate_joined", "gate_passed", "content_sent")
+        assert [counts.get((k, item)) for k in funnel] == [1, 1, 1, 1, 1]
+        for channel in (a, b):
+            assert counts[("gate_listed", str(channel["id"]))] == 1
+            assert counts[("joined", str(channel["id"]))] == 1
 
 
 async def test_member_of_both_gets_content_without_a_gate(

@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from sponsorbot.features.stats.hours import Span, day_start, hour_start, last_hours, span_of
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)
+def utc(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

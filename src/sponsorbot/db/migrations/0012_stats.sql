@@ -14,7 +14,10 @@
 ALTER TABLE people
     ADD COLUMN username   text,
     ADD COLUMN first_name text,
-    ADD COLUMN last_name  text;
+    ADD COLUMN last_name  text,
+    -- A channel was joined while the open gate showed: the content funnel's "joined" counts
+    -- a gate once, however many of its channels the person joins.
+    ADD COLUMN gate_joined boolean NOT NULL DEFAULT false;
 -- New visitors and blocks of the hours not rolled up yet; the visitors page's search.
 CREATE INDEX people_first_seen ON people (first_seen);
 CREATE INDEX people_blocked ON people (blocked_at) WHERE blocked_at IS NOT NULL;

@@ -17,8 +17,14 @@ INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3,
 ON CONFLICT (bot_id, user_id, chat_id)
 DO UPDATE SET status = 'pending', requested_at = now(), updated_at = now()
 """
-# The content whose gate the person has open: a join then counts in that content's funnel.
-GATE_OPEN = "SELECT gate_content_id FROM people WHERE bot_id = $1 AND user_id = $2"
+# The content whose gate the person has open, if no join counted for it yet: the first join
+# then counts in that content's funnel (once per gate, however many channels it lists).
+GATE_OPEN = """
+SELECT gate_content_id FROM people WHERE bot_id = $1 AND user_id = $2 AND NOT gate_joined
+"""
+JOINED_AT_GATE = """
+UPDATE people SET gate_joined = true WHERE bot_id = $1 AND user_id = $2 AND gate_content_id = $3
+"""
 FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
 BLOCKED = """
 INSERT INTO people (bot_id, user_id, blocked_at) VALUES ($1, $2, $3)
@@ -47,6 +53,8 @@ class ChatUpdates:
             ctx.uow.write_in_order(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
             link = (body.get("invite_link") or {}).get("invite_link")
             gated = await ctx.db.fetchval(GATE_OPEN, ctx.bot.id, user_id)
+            if gated is not None:
+                ctx.uow.write_alone(JOINED_AT_GATE, ctx.bot.id, user_id, gated)
             events.add(
                 EventKind.JOINED,
                 user_id,

@@ -52,7 +52,7 @@ ON CONFLICT (bot_id, user_id) DO UPDATE
 SET last_seen = now(), language = COALESCE(excluded.language, people.language), blocked_at = NULL,
     username = excluded.username, first_name = excluded.first_name, last_name = excluded.last_name,
     gate_content_id = excluded.gate_content_id, gate_ref = excluded.gate_ref,
-    gate_checks = excluded.gate_checks
+    gate_checks = excluded.gate_checks, gate_joined = false
 """
 MAX_ANSWER = 200  # answerCallbackQuery text limit
 

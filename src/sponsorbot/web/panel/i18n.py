@@ -96,3 +96,14 @@ def zone_label(zone: str) -> str:
     offset = datetime.now(ZoneInfo(zone)).strftime("%z")
     text = f"{zone} (UTC{offset[:3]}:{offset[3:]})"
     return text.translate(_PERSIAN_DIGITS) if _current.get() == "fa" else text
+
+
+def format_percent(share: float | None, signed: bool = False) -> str:
+    """A percentage with one decimal in the current language ("—" when undefined): Persian
+    writes its own digits, ٫ for the decimal point and ٪ for the sign."""
+    if share is None:
+        return "—"
+    text = localize_digits(f"{share:+,.1f}%" if signed else f"{share:,.1f}%")
+    if _current.get() == "fa":
+        text = text.replace(".", "٫").replace("%", "٪")
+    return text

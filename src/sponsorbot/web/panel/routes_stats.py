@@ -58,17 +58,31 @@ async def _gather(request: Request, viewer: Viewer) -> tuple[Overview, dict[str,
     zone = str(viewer.workspace.get("time_zone") or "UTC")
     today = local_day(panel_of(request).config.clock(), zone)
     name = q.get("range", "7d")
+    if name not in RANGES:
+        name = "custom"
     first, last = _date(q.get("from")), _date(q.get("to"))
+    # Dates typed in the form win over a named range they no longer match.
+    if name != "custom" and (first or last):
+        named = span_of(name, today)
+        if (first or named.first, last or named.last) != (named.first, named.last):
+            name = "custom"
+            first, last = first or named.first, last or named.last
     error = None
     try:
         span = span_of(name, today, first, last)
     except ValueError:
-        if name == "custom":
-            error = _("Choose both dates of the range, at most 400 days apart.")
+        error = _("Choose both dates of the range, at most 400 days apart.")
         name, span = "7d", span_of("7d", today)
     metric = q.get("metric", "started")
     report = await overview(services.report, [bot] if bot else None, span, metric)
-    choices = {"bot": bot, "bots": bots, "range": name, "span": span, "error": error}
+    choices = {
+        "bot": bot,
+        "bots": bots,
+        "bot_names": {int(b["id"]): b["username"] for b in bots},
+        "range": name,
+        "span": span,
+        "error": error,
+    }
     return report, choices
 
 
@@ -97,6 +111,7 @@ async def stats_page(request: Request, viewer: View) -> Response:
     context = {
         **choices,
         "report": report,
+        "changes": {k: _change(report.change(k)) for k in FIGURES},
         "names": NAMES,
         "figures": FIGURES,
         "ranges": RANGES,
@@ -166,6 +181,14 @@ def csv_rows(report: Overview, table: str) -> list[list[Any]]:
         [c["id"], c["name"], c["chat_title"], c["status"], *(c[k] for k in figures)]
         for c in report.campaigns
     ]
+
+
+def _change(change: float | None) -> dict[str, str | None]:
+    """A figure's change against the span before: its text and which way it went."""
+    if change is None:
+        return {"text": None, "way": "flat"}
+    way = "up" if change > 0 else "down" if change < 0 else "flat"
+    return {"text": i18n.format_percent(change * 100, signed=True), "way": way}
 
 
 def _moment(when: datetime | date, zone: str) -> datetime:

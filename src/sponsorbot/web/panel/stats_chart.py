@@ -381,17 +381,6 @@ def heatmap(cells: dict[tuple[int, int], int], language: str) -> HeatMap:
     return chart
 
 
-def _percent(share: float | None) -> str:
-    """A share with one decimal in the current language's digits; "—" when undefined."""
-    if share is None:
-        return "—"
-    text = i18n.localize_digits(f"{share:,.1f}%")
-    if i18n.current_language() == "fa":
-        # Persian writes the decimal separator as ٫ and the percent sign as ٪.
-        text = text.replace(".", "٫").replace("%", "٪")
-    return text
-
-
 def _share(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 1) if whole > 0 else None
 
@@ -423,8 +412,8 @@ def funnel(steps: list[tuple[str, int]]) -> Funnel:
                 "%(previous)s of the previous step",
                 step=name,
                 count=count,
-                first=_percent(of_first),
-                previous=_percent(of_previous),
+                first=i18n.format_percent(of_first),
+                previous=i18n.format_percent(of_previous),
             )
         chart.steps.append(
             FunnelStep(
@@ -437,8 +426,8 @@ def funnel(steps: list[tuple[str, int]]) -> Funnel:
                 text=Label(middle, top + 16, caption),
                 share_of_first=of_first,
                 share_of_previous=of_previous,
-                of_first=_percent(of_first),
-                of_previous=_percent(of_previous) if i else "",
+                of_first=i18n.format_percent(of_first),
+                of_previous=i18n.format_percent(of_previous) if i else "",
                 caption=caption,
             )
         )
