@@ -286,7 +286,7 @@ class Month:
         at += timedelta(seconds=rng.uniform(3, 20))
         if at >= self.end:
             return
-        self.add(p, at, "gate_passed", content, data={"checks": rng.choice((1, 1, 2, 3))})
+        self.add(p, at, "gate_passed", content, data={"checks": rng.choice((2, 2, 3, 4))})
         self.add(p, at, "content_sent", content)
         p.gate, p.checks, p.last_seen = None, 0, at
         if rng.random() < 0.1:

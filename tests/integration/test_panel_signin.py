@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,15 +13,34 @@ import pyotp
 import pytest
 
 from sponsorbot.web.panel import announce_setup_code
-from sponsorbot.web.panel.web import SESSION_COOKIE
+from sponsorbot.web.panel.web import (
+    DEMO_EMAIL_VARIABLE,
+    DEMO_PASSWORD_VARIABLE,
+    SESSION_COOKIE,
+)
 from tests.integration.panel_kit import (
     PASSWORD,
     PanelApp,
     add_member,
     client,
     csrf_of,
+    panel_app,
     sign_in,
 )
+
+DEMO_BOX = re.compile(r'<div class="notice" id="demo-account".*?</div>', re.DOTALL)
+
+
+@pytest.fixture
+async def demo_panel(
+    monkeypatch: pytest.MonkeyPatch, pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> AsyncIterator[PanelApp]:
+    """The panel as `sponsorbot demo`'s product builds it: the demo passes its account down
+    in the environment."""
+    monkeypatch.setenv(DEMO_EMAIL_VARIABLE, "demo@example.com")
+    monkeypatch.setenv(DEMO_PASSWORD_VARIABLE, PASSWORD)
+    async with panel_app(pool, db_dsn, tmp_path) as app:
+        yield app
 
 
 def _setup_form(csrf: str, code: str, **extra: str) -> dict[str, str]:
@@ -58,6 +79,30 @@ async def test_setup_with_the_console_code_creates_the_owner_then_closes(
     assert await announce_setup_code(panel.pool) is None
     kinds = [r["kind"] for r in await panel.pool.fetch("SELECT kind FROM audit_log")]
     assert kinds == ["team.owner_created"]
+
+
+async def test_the_demos_sign_in_page_shows_its_account(demo_panel: PanelApp) -> None:
+    email = await add_member(demo_panel.pool, "owner", "demo@example.com")
+    async with client(demo_panel.app) as http:
+        page = await http.get("/signin")
+        failed = await sign_in(http, email, "wrong password")
+        assert (await sign_in(http, email)).status_code == 303  # the account shown signs in
+    assert page.status_code == 200 and failed.status_code == 401
+    for html in (page.text, failed.text):
+        box = DEMO_BOX.search(html)
+        assert box, html
+        assert "This is the demo: sign in as" in box[0]
+        assert "<code>demo@example.com</code>" in box[0] and f"<code>{PASSWORD}</code>" in box[0]
+
+
+async def test_a_panel_not_the_demos_shows_no_account_on_sign_in(panel: PanelApp) -> None:
+    email = await add_member(panel.pool, "owner")
+    async with client(panel.app) as http:
+        page = await http.get("/signin")
+        failed = await sign_in(http, email, "wrong password")
+    assert page.status_code == 200 and failed.status_code == 401
+    for html in (page.text, failed.text):
+        assert not DEMO_BOX.search(html) and "This is the demo" not in html
 
 
 async def test_an_expired_setup_code_is_refused(panel: PanelApp) -> None:

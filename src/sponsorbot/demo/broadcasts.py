@@ -30,6 +30,8 @@ from typing import Any
 import aiohttp
 import asyncpg
 
+from sponsorbot.demo import history
+from sponsorbot.demo.names import Names, person_names
 from sponsorbot.demo.setup import ProductBot
 from sponsorbot.loadtest.scenario import OwnerApi
 from sponsorbot.simulator.client import SimulatorClient, SimulatorError
@@ -47,10 +49,13 @@ CHOSEN_WITHIN_S = 60.0
 STARTS_AFTER = timedelta(seconds=5)
 
 EARLIER = """
-INSERT INTO people (bot_id, user_id, first_seen, last_seen, language)
-SELECT $1, p.user_id, p.first_seen, p.last_seen, p.language
-FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[])
-     AS p (user_id, first_seen, last_seen, language)
+INSERT INTO people (bot_id, user_id, first_seen, last_seen, language, username, first_name,
+                    last_name)
+SELECT $1, p.user_id, p.first_seen, p.last_seen, p.language, p.username, p.first_name,
+       p.last_name
+FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
+            $7::text[], $8::text[])
+     AS p (user_id, first_seen, last_seen, language, username, first_name, last_name)
 ON CONFLICT (bot_id, user_id) DO NOTHING
 """
 # The finished broadcast's last recipients in its sending order (by user id), not yet sent.
@@ -100,20 +105,18 @@ def _file(bot: ProductBot, caption: str) -> str | None:
 
 async def _write_earlier(pool: asyncpg.Pool, bot: ProductBot, now: datetime) -> None:
     """The older subscribers (first seen 5 weeks to a year ago, not since the month of history
-    began), and the one the simulator does not know."""
+    began), and the one the simulator does not know; their usernames are not the history's."""
     rng = random.Random(bot.sim.id)
-    users, first, last, language = [], [], [], []
+    usernames = set(await history.usernames(pool))
+    rows: list[tuple[int, datetime, datetime, str, *Names]] = []
     for user in bot.sim.earlier:
         seen = now - timedelta(days=rng.uniform(35, 365))
-        users.append(user)
-        first.append(seen)
-        last.append(min(seen + timedelta(days=rng.expovariate(1 / 5)), now - timedelta(days=31)))
-        language.append("fa" if rng.random() < 0.65 else "en")
-    users.append(UNREACHABLE)
-    first.append(now - timedelta(days=12))
-    last.append(now - timedelta(hours=2))
-    language.append("en")
-    await pool.execute(EARLIER, bot.sim.id, users, first, last, language)
+        last = min(seen + timedelta(days=rng.expovariate(1 / 5)), now - timedelta(days=31))
+        language = "fa" if rng.random() < 0.65 else "en"
+        rows.append((user, seen, last, language, *person_names(rng, language, usernames)))
+    gone = now - timedelta(days=12), now - timedelta(hours=2)
+    rows.append((UNREACHABLE, *gone, "en", *person_names(rng, "en", usernames)))
+    await pool.execute(EARLIER, bot.sim.id, *([r[i] for r in rows] for i in range(7)))
 
 
 async def create(api: OwnerApi, pool: asyncpg.Pool, bots: list[ProductBot], now: datetime) -> Made:

@@ -4,22 +4,25 @@ ended by its date, one paused.
 All four are created through the owner API as an owner would (the channel checked live in each
 bot, a real invite link per bot in the simulator), with their start a few weeks back; the
 finished ones are ended through the API too, so their links are really revoked. The history
-(`history.py`) then makes their joins and leaves from the gate's own history, and `save` dates
-what the API did "now" back to when it happened in that story: when the goal was reached, when
-the end date passed, when the owner paused. Goals are set from the made-up figures so that each
-campaign's status agrees with them (the running one part of the way, the reached one past it).
+(`make_history`) then makes their joins through those links, and their leaves, from the gate's
+own history, and `save` dates what the API did "now" back to when it happened in that story:
+when the goal was reached, when the end date passed, when the owner paused. Goals are set from
+the made-up figures so that each campaign's status agrees with them (the running one part of
+the way, the reached one past it).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
-from sponsorbot.demo.history import BotHistory, Credit, Event, Window
+from sponsorbot.demo import history
+from sponsorbot.demo.history import BotHistory, Credit, Window
+from sponsorbot.demo.setup import ProductBot
 from sponsorbot.demo.world import World
 from sponsorbot.features.campaigns.service import link_name
 from sponsorbot.loadtest.scenario import OwnerApi
@@ -92,7 +95,21 @@ FROM campaign_bots b JOIN campaigns c ON c.id = b.campaign_id
 WHERE b.revoked_at IS NULL
 ORDER BY b.campaign_id, b.bot_id
 """
-NEW_LINK = "UPDATE campaign_bots SET invite_link = $3 WHERE campaign_id = $1 AND bot_id = $2"
+# The joins through the old link stay the campaign's: the statistics know a campaign's joins
+# by its link (0012_stats.sql).
+NEW_LINK = """
+WITH old AS (
+    SELECT invite_link FROM campaign_bots WHERE campaign_id = $1 AND bot_id = $2
+), relinked AS (
+    UPDATE events e SET data = jsonb_set(e.data, '{link}', to_jsonb($3::text))
+    FROM old
+    WHERE e.bot_id = $2 AND e.kind = 'joined' AND e.data ->> 'link' = old.invite_link
+)
+UPDATE campaign_bots SET invite_link = $3 WHERE campaign_id = $1 AND bot_id = $2
+"""
+LINKS = """
+SELECT campaign_id, bot_id, invite_link FROM campaign_bots WHERE campaign_id = ANY($1::bigint[])
+"""
 REPORT = """
 SELECT report_token FROM campaigns WHERE report_token IS NOT NULL
 ORDER BY status = 'running' DESC, id
@@ -173,8 +190,8 @@ async def running(pool: asyncpg.Pool, since: datetime, now: datetime) -> list[Wi
 def _credits(made: list[tuple[int, BotHistory]]) -> dict[int, dict[int, Credit]]:
     """Each campaign's credits by person (the earliest, should two bots have the same one)."""
     found: dict[int, dict[int, Credit]] = {}
-    for _, history in made:
-        for credit in history.credits:
+    for _, story in made:
+        for credit in story.credits:
             mine = found.setdefault(credit.campaign_id, {})
             known = mine.get(credit.user)
             if known is None or credit.joined_at < known.joined_at:
@@ -220,14 +237,13 @@ class Outcome:
 def settle(
     campaigns: list[Made], made: list[tuple[int, BotHistory]], now: datetime
 ) -> list[Outcome]:
-    """Decide goals and dates from the made-up joins. The reached campaign left the gates at
-    the moment its goal was met, so the joins after that are taken out of the history."""
+    """Decide goals and dates from the made-up joins: the reached campaign's goal was met at
+    `status_at`, when it left the gates (`make_history` makes its bots' history end it then)."""
     credits = _credits(made)
     outcomes = []
     for campaign in campaigns:
         plan, window = campaign.plan, campaign.window
-        key = window.campaign_id
-        mine = sorted(credits.get(key, {}).values(), key=lambda c: c.joined_at)
+        mine = sorted(credits.get(window.campaign_id, {}).values(), key=lambda c: c.joined_at)
         ends_at = None
         status_at = window.until
         if plan.status == "reached":
@@ -236,9 +252,6 @@ def settle(
             kept = [k for k in kept if k <= window.until]
             goal = max(1, min(goal, len(kept)))
             status_at = kept[goal - 1] if kept else window.start + window.retention
-            late = {c.user for c in mine if c.joined_at > status_at}
-            _drop(made, key, window.chat_id, late, status_at)
-            mine = [c for c in mine if c.user not in late]
         elif plan.status == "running":
             progress = _progress(mine, plan, window, now)
             goal = max(_above(progress / RUNNING_PROGRESS), _above(progress))
@@ -252,24 +265,50 @@ def settle(
     return outcomes
 
 
-def _drop(
-    made: list[tuple[int, BotHistory]],
-    campaign_id: int,
-    chat_id: int,
-    users: set[int],
-    after: datetime,
-) -> None:
-    """The campaign's channel left the gates at `after`: take out the joins of it since then
-    (re-joins too), and everything of the people who first joined since then."""
+def make_history(
+    bots: list[ProductBot],
+    since: datetime,
+    now: datetime,
+    seed: int,
+    planned: list[Made],
+    windows: list[Window],
+    taken: frozenset[str] = frozenset(),
+) -> tuple[list[tuple[int, BotHistory]], list[Outcome]]:
+    """The history of [since, now) with the campaigns of `windows` in the gates, and what
+    became of the `planned` ones (a fresh demo's, whose windows these are; a kept demo has none
+    planned, and its people are not the simulator's).
 
-    def gone(e: Event) -> bool:
-        return e[4] == chat_id and (e[2] in users or (e[1] == "joined" and e[0] > after))
-
-    for _, story in made:
-        story.events = [e for e in story.events if not gone(e)]
-        story.credits = [
-            c for c in story.credits if not (c.campaign_id == campaign_id and c.user in users)
+    A campaign that reached its goal left the gates right then, which only its history tells:
+    the lives that met its bots' gates from then to the end of its window are made again
+    without it (history.again). Those before are the same, so the goal is met at the same
+    moment.
+    """
+    made = history.make(bots, since, now, seed, tuple(windows), bool(planned), taken)
+    outcomes = settle(planned, made, now)
+    reached = {
+        o.made.window.campaign_id: o.status_at
+        for o in outcomes
+        if o.made.plan.status == "reached" and o.status_at < o.made.window.until
+    }
+    if not reached:
+        return made, outcomes
+    cut = [
+        replace(w, until=reached[w.campaign_id]) if w.campaign_id in reached else w for w in windows
+    ]
+    by_id = {b.sim.id: b for b in bots}
+    usernames = set(taken)
+    usernames.update(life.person[5] for _, story in made for life in story.lives if life.person[5])
+    for bot_id, story in made:
+        changed = [
+            (reached[w.campaign_id], w.until)
+            for w in windows
+            if w.campaign_id in reached and bot_id in w.bot_ids
         ]
+        if changed:
+            history.again(story, seed, by_id[bot_id], now, tuple(cut), changed, usernames)
+    windows_of = {w.campaign_id: w for w in cut}
+    ended = [Made(m.plan, windows_of[m.window.campaign_id]) for m in planned]
+    return made, settle(ended, made, now)
 
 
 async def save(
@@ -300,6 +339,18 @@ async def save(
         if status in ("reached", "ended"):
             await conn.execute(LINKS_REVOKED, campaign_id, o.status_at)
     return len(credits)
+
+
+async def links(
+    conn: asyncpg.Connection, windows: list[Window], ids: list[int]
+) -> dict[tuple[int, int], str]:
+    """The campaigns' invite links by (the campaign's id in `windows`, bot), for the joins the
+    history makes through them: `ids` are the ids `create` gave the windows' campaigns, in
+    order (none: a kept demo's windows carry the campaigns' own ids)."""
+    planned = [w.campaign_id for w in windows]
+    mine = dict(zip(ids or planned, planned, strict=True))  # real id → the windows' id
+    rows = await conn.fetch(LINKS, list(mine))
+    return {(mine[r["campaign_id"]], r["bot_id"]): r["invite_link"] for r in rows}
 
 
 async def refresh_links(pool: asyncpg.Pool, world: World, telegram_url: str) -> int:

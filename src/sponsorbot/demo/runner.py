@@ -35,6 +35,7 @@ from sponsorbot.demo.world import SEED, World, build
 from sponsorbot.loadtest.processes import Cluster, wait_http
 from sponsorbot.loadtest.scenario import OwnerApi, SetupError
 from sponsorbot.simulator.client import SimulatorClient, SimulatorError
+from sponsorbot.web.panel.web import DEMO_EMAIL_VARIABLE, DEMO_PASSWORD_VARIABLE
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,9 @@ def _environment(options: Options, sim_url: str) -> dict[str, str]:
         SPONSORBOT_PORT=str(options.port),
         SPONSORBOT_LOG_LEVEL="WARNING",
     )
+    # Its sign-in page shows the demo's account: only this process sets these.
+    env[DEMO_EMAIL_VARIABLE] = setup.OWNER_EMAIL
+    env[DEMO_PASSWORD_VARIABLE] = setup.OWNER_PASSWORD
     return env
 
 
@@ -257,16 +261,19 @@ class Demo:
         if now - since <= timedelta(minutes=1):
             return 0, windows
         seed = int(since.timestamp())
-        histories = await asyncio.to_thread(
-            history.make, bots, since, now, seed, tuple(windows), bool(planned)
+        taken = frozenset() if planned else await history.usernames(self.db.pool)
+        histories, outcomes = await asyncio.to_thread(
+            campaigns.make_history, bots, since, now, seed, planned, windows, taken
         )
-        outcomes = campaigns.settle(planned, histories, now)
         loose = [] if planned else campaigns.loose(histories)
+        ids = await making
         plain = await asyncpg.connect(self.db.dsn)
         try:
             async with plain.transaction():
-                events = await history.write(plain, histories, since, now)
-                await campaigns.save(plain, outcomes, await making, loose)
+                # The joins name the campaigns' links, which exist once `making` is done.
+                links = await campaigns.links(plain, windows, ids)
+                events = await history.write(plain, histories, since, now, links)
+                await campaigns.save(plain, outcomes, ids, loose)
         finally:
             await plain.close()
         return events, windows

@@ -67,8 +67,9 @@ CREATE TABLE stats_rollup (
 INSERT INTO stats_rollup (id) VALUES (1);
 
 -- The facts of [a, b) for the bots `bots` (NULL: every bot). Kinds: every event kind, with the
--- dimension its kind has, plus gate_listed (a channel a shown gate asked for), gate_joined (a
--- join while the person's gate for a content was open), campaign_joined (a join through a
+-- dimension its kind has, plus gate_listed (a channel a shown gate asked for), gate_joined (the
+-- first join or join request while the person's gate for a content was open), gate_cleared
+-- (a pass after being shown the gate: more than one check), campaign_joined (a join through a
 -- campaign's link), visitor_new (by language), blocked, sent and throttled (n of them).
 CREATE FUNCTION sponsorbot_stat_facts(a timestamptz, b timestamptz, bots bigint[])
 RETURNS TABLE (bot_id bigint, at timestamptz, kind text, dim text, user_id bigint, n bigint)
@@ -89,7 +90,12 @@ LANGUAGE sql STABLE AS $$
     SELECT e.bot_id, e.at, 'gate_joined', e.content_id::text, e.user_id, 1
     FROM events e
     WHERE e.at >= a AND e.at < b AND (bots IS NULL OR e.bot_id = ANY (bots))
-      AND e.kind = 'joined' AND e.content_id IS NOT NULL
+      AND e.kind IN ('joined', 'join_request') AND e.content_id IS NOT NULL
+  UNION ALL
+    SELECT e.bot_id, e.at, 'gate_cleared', e.content_id::text, e.user_id, 1
+    FROM events e
+    WHERE e.at >= a AND e.at < b AND (bots IS NULL OR e.bot_id = ANY (bots))
+      AND e.kind = 'gate_passed' AND (e.data ->> 'checks')::int > 1
   UNION ALL
     SELECT e.bot_id, e.at, 'campaign_joined', cb.campaign_id::text, e.user_id, 1
     FROM events e JOIN campaign_bots cb

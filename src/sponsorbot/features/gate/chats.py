@@ -52,9 +52,7 @@ class ChatUpdates:
             self.members.remember(ctx.bot.id, chat_id, user_id)
             ctx.uow.write_in_order(FORGET_REQUEST, ctx.bot.id, user_id, chat_id)
             link = (body.get("invite_link") or {}).get("invite_link")
-            gated = await ctx.db.fetchval(GATE_OPEN, ctx.bot.id, user_id)
-            if gated is not None:
-                ctx.uow.write_alone(JOINED_AT_GATE, ctx.bot.id, user_id, gated)
+            gated = await self._joined_at_gate(ctx, user_id)
             events.add(
                 EventKind.JOINED,
                 user_id,
@@ -69,13 +67,22 @@ class ChatUpdates:
             events.add(EventKind.LEFT, user_id, chat_id=chat_id, data={"status": new.get("status")})
         events.flush(ctx.uow)
 
+    async def _joined_at_gate(self, ctx: Context, user_id: int) -> int | None:
+        """The content whose open gate this join (or request) is the first for, marked so;
+        None when no gate is open or a join already counted for it."""
+        gated: int | None = await ctx.db.fetchval(GATE_OPEN, ctx.bot.id, user_id)
+        if gated is not None:
+            ctx.uow.write_alone(JOINED_AT_GATE, ctx.bot.id, user_id, gated)
+        return gated
+
     async def join_request(self, body: dict[str, Any], ctx: Context) -> None:
         """Record a pending join request (the gate may count it as joined)."""
         chat_id = int(body["chat"]["id"])
         user_id = int(body["from"]["id"])
         ctx.uow.write_in_order(RECORD_REQUEST, ctx.bot.id, chat_id, user_id)
+        gated = await self._joined_at_gate(ctx, user_id)
         events = Events(ctx.bot.id)
-        events.add(EventKind.JOIN_REQUEST, user_id, chat_id=chat_id)
+        events.add(EventKind.JOIN_REQUEST, user_id, chat_id=chat_id, content_id=gated)
         events.flush(ctx.uow)
 
     async def my_chat_member(self, body: dict[str, Any], ctx: Context) -> None:

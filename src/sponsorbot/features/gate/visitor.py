@@ -175,7 +175,8 @@ class Visitor:
             turn.answer(query, "gate_outdated")
             return
         current = row["gate_content_id"] == row["id"]
-        checks = (row["gate_checks"] if current else 0) + 1
+        # A gate of this item was shown after one check, even if it is no longer the open one.
+        checks = (row["gate_checks"] if current else 1) + 1
         missing = await self._missing(ctx, turn, row["pending"])
         if missing:
             titles = ", ".join(c.title for c in missing)

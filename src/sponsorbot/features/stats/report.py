@@ -129,7 +129,14 @@ GROUP BY 1
 # Before any fact: the roll-ups are not used, everything is counted from the facts.
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 
-CONTENT_KINDS = ["started", "gate_shown", "gate_joined", "gate_passed", "content_sent"]
+CONTENT_KINDS = [
+    "started",
+    "gate_shown",
+    "gate_joined",
+    "gate_cleared",
+    "gate_passed",
+    "content_sent",
+]
 CHANNEL_KINDS = ["gate_listed", "joined", "join_request", "left"]
 CAMPAIGN_KINDS = ["campaign_joined", "gate_listed"]
 

@@ -35,8 +35,9 @@ class ContentRow(BaseModel):
     caption: str | None = None
     started: int
     gate_shown: int
-    gate_joined: int
-    gate_passed: int
+    gate_joined: int = Field(description="gates at which the person then joined a channel")
+    gate_cleared: int = Field(description="passes after being shown the gate")
+    gate_passed: int = Field(description="every pass, including people already members")
     content_sent: int
 
 

@@ -141,15 +141,22 @@ async def setup_submit(request: Request, viewer: Public) -> Response:
 # -- sign-in -----------------------------------------------------------------------------------
 
 
+def _signin_form(
+    request: Request, viewer: Viewer, context: dict[str, object], status: int = 200
+) -> Response:
+    """The sign-in page; the demo's shows its account (PanelConfig.demo)."""
+    return render(
+        request, viewer, "signin.html", {**context, "demo": panel_of(request).config.demo}, status
+    )
+
+
 @router.get("/signin")
 async def signin_page(request: Request, viewer: Public) -> Response:
     """The sign-in form (first run: a pointer to /setup)."""
     if viewer.session is not None and viewer.session.state == "active":
         return redirect(request, "/")
     needs_setup = not await accounts.owner_exists(panel_of(request).pool)
-    return render(
-        request, viewer, "signin.html", {"values": {}, "error": None, "needs_setup": needs_setup}
-    )
+    return _signin_form(request, viewer, {"values": {}, "error": None, "needs_setup": needs_setup})
 
 
 @router.post("/signin")
@@ -177,7 +184,7 @@ async def signin_submit(request: Request, viewer: Public) -> Response:
             n=int(policy.lock_for.total_seconds() // 60),
         )
         context = {"values": {"email": email}, "error": error, "needs_setup": False}
-        return render(request, viewer, "signin.html", context, 429)
+        return _signin_form(request, viewer, context, 429)
     found = await accounts.user_by_email(panel.pool, email)
     ok = check_password(found[1] if found else None, password)
     if not ok or found is None:
@@ -190,7 +197,7 @@ async def signin_submit(request: Request, viewer: Public) -> Response:
             "error": _("Wrong e-mail or password."),
             "needs_setup": False,
         }
-        return render(request, viewer, "signin.html", context, 401)
+        return _signin_form(request, viewer, context, 401)
     user, _hash, totp = found
     await accounts.clear_failures(panel.pool, email)
     if totp:

@@ -31,6 +31,7 @@ NAMES = {
     "started": N_("Links opened"),
     "gate_shown": N_("Gate shown"),
     "gate_joined": N_("Joined at the gate"),
+    "gate_cleared": N_("Passed the gate"),
     "joined": N_("Channel joins"),
     "gate_passed": N_("Gate passed"),
     "content_sent": N_("Content delivered"),
@@ -123,6 +124,7 @@ async def stats_page(request: Request, viewer: View) -> Response:
         "chart": series,
         "heat": stats_chart.heatmap(report.heat, i18n.current_language()),
         "funnel": stats_chart.funnel([(_(NAMES[k]), n) for k, n in report.funnel]),
+        "direct": max(0, report.figures["gate_passed"] - dict(report.funnel)["gate_cleared"]),
         "top": report.top_content(),
         "first_day": i18n.format_datetime(_moment(span.first, report.zone), report.zone, False),
         "last_day": i18n.format_datetime(_moment(span.last, report.zone), report.zone, False),
@@ -167,8 +169,9 @@ def csv_rows(report: Overview, table: str) -> list[list[Any]]:
             [w, h, n] for (w, h), n in sorted(report.heat.items())
         ]
     if table == "content":
-        return [["content_id", "bot_id", "code", *FUNNEL]] + [
-            [c["id"], c.get("bot_id", ""), c.get("code", ""), *(c[k] for k in FUNNEL)]
+        steps = (*FUNNEL, "gate_passed", "content_sent")
+        return [["content_id", "bot_id", "code", *steps]] + [
+            [c["id"], c.get("bot_id", ""), c.get("code", ""), *(c[k] for k in steps)]
             for c in report.contents
         ]
     if table == "channels":

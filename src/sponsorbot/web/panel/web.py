@@ -7,6 +7,7 @@ Every panel route depends on `require(permission)` or `public()`. Both resolve t
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,8 +55,28 @@ PERMISSIONS: dict[str, frozenset[str]] = {
 }
 
 
+# Set only by `sponsorbot demo`, in the environment of the product it starts: its panel is
+# built by `sponsorbot run` in that other process.
+DEMO_EMAIL_VARIABLE = "SPONSORBOT_DEMO_EMAIL"
+DEMO_PASSWORD_VARIABLE = "SPONSORBOT_DEMO_PASSWORD"
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    """The demo's owner account, which its sign-in page shows."""
+
+    email: str
+    password: str
+
+
+def demo_account() -> DemoAccount | None:
+    """The account `sponsorbot demo` passed down to its panel; None in any other panel."""
+    email, password = os.environ.get(DEMO_EMAIL_VARIABLE), os.environ.get(DEMO_PASSWORD_VARIABLE)
+    return DemoAccount(email, password) if email and password else None
 
 
 @dataclass
@@ -67,6 +88,7 @@ class PanelConfig:
     lockout: LockoutPolicy = field(default_factory=LockoutPolicy)
     secure_cookies: bool = False
     upload_limit: int = MAX_UPLOAD_BYTES  # the largest file the content page accepts
+    demo: DemoAccount | None = field(default_factory=demo_account)  # shown on the sign-in page
 
 
 @dataclass
