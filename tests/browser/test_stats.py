@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import pairwise
@@ -32,7 +34,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 import orjson
 import pytest
-from playwright.async_api import ViewportSize
+from playwright.async_api import Page, ViewportSize
 
 from sponsorbot.features.stats.hours import Span, local_day
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
@@ -468,185 +470,181 @@ async def sideways(page: Any, url: str) -> list[tuple[str, int, list[str]]]:
     return [(url.split("/", 3)[-1], width, await page.evaluate(WIDER_THAN_VIEWPORT))]
 
 
+@asynccontextmanager
+async def month_in_browser(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, viewport: ViewportSize
+) -> AsyncIterator[tuple[Page, str]]:
+    """The panel over a written month, and a browser page signed in as its owner."""
+    from playwright.async_api import async_playwright
+
+    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+        await write_month(pool)
+        email = await add_member(pool, "owner", "sara@example.com")
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(viewport=viewport)
+            page = await context.new_page()
+            await sign_in(page, app.url, email, PASSWORD)
+            yield page, app.url
+        finally:
+            await browser.close()
+
+
 async def test_statistics_in_english_ranges_metrics_custom_dates_and_csv(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
+    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, _base):
         today = local_day(datetime.now(UTC), ZONE)
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = await browser.new_context(viewport=DESKTOP)
-            page = await context.new_page()
-            await sign_in(page, base, email, PASSWORD)
-            await page.click("nav.nav >> text=Statistics")
-            await expect(page.locator("h1")).to_have_text("Statistics")
-            ranges = page.locator("nav.filter-tabs[aria-label=Range]")
-            await expect(ranges.locator("[aria-current=page]")).to_have_text("7 days")
+        await page.click("nav.nav >> text=Statistics")
+        await expect(page.locator("h1")).to_have_text("Statistics")
+        ranges = page.locator("nav.filter-tabs[aria-label=Range]")
+        await expect(ranges.locator("[aria-current=page]")).to_have_text("7 days")
 
-            # The 30-day tab: the month's figure, and its change against the 30 days before.
-            await ranges.locator("text=30 days").click()
-            await expect(ranges.locator("[aria-current=page]")).to_have_text("30 days")
-            assert "range=30d" in page.url
-            opened = page.locator("[data-figure=started]")
-            await expect(opened.locator("dt")).to_have_text("Links opened")
-            now = number(await opened.locator("dd").first.inner_text())
-            before = number((await opened.locator("dd.change .muted").inner_text()).strip("()"))
-            first, earlier = today - timedelta(days=29), today - timedelta(days=59)
-            assert now > 0 and now == await count(pool, "started", first, today)
-            assert before == await count(pool, "started", earlier, first - timedelta(days=1))
-            change = f"{100 * (now - before) / before:+.1f}%"
-            await expect(opened.locator(".delta")).to_have_text(change)
+        # The 30-day tab: the month's figure, and its change against the 30 days before.
+        await ranges.locator("text=30 days").click()
+        await expect(ranges.locator("[aria-current=page]")).to_have_text("30 days")
+        assert "range=30d" in page.url
+        opened = page.locator("[data-figure=started]")
+        await expect(opened.locator("dt")).to_have_text("Links opened")
+        now = number(await opened.locator("dd").first.inner_text())
+        before = number((await opened.locator("dd.change .muted").inner_text()).strip("()"))
+        first, earlier = today - timedelta(days=29), today - timedelta(days=59)
+        assert now > 0 and now == await count(pool, "started", first, today)
+        assert before == await count(pool, "started", earlier, first - timedelta(days=1))
+        change = f"{100 * (now - before) / before:+.1f}%"
+        await expect(opened.locator(".delta")).to_have_text(change)
 
-            # The series: a slot a day, bars, and time labels that do not run into each other.
-            series = page.locator("#series")
-            await expect(series.locator("svg rect.hit")).to_have_count(30)
-            assert await series.locator("svg rect.bar").count() > 20
-            labels = await boxes(page, "#series svg text.tick")
-            assert len(labels) >= 3 and not apart(labels), labels
-            await scale_left_of_plot(page)
-            await expect(series.locator("figcaption")).to_contain_text(f"Links opened: {now:,}")
-            await shot(page, "stats-en")
+        # The series: a slot a day, bars, and time labels that do not run into each other.
+        series = page.locator("#series")
+        await expect(series.locator("svg rect.hit")).to_have_count(30)
+        assert await series.locator("svg rect.bar").count() > 20
+        labels = await boxes(page, "#series svg text.tick")
+        assert len(labels) >= 3 and not apart(labels), labels
+        await scale_left_of_plot(page)
+        await expect(series.locator("figcaption")).to_contain_text(f"Links opened: {now:,}")
+        await shot(page, "stats-en")
 
-            # A metric tab: the heading, the tab and the chart's total follow.
-            delivered = page.locator("[data-figure=content_sent] dd").first
-            sent = number(await delivered.inner_text())
-            await series.locator("nav a", has_text="Content delivered").click()
-            await expect(series.locator("h2")).to_have_text("Content delivered")
-            await expect(series.locator("nav [aria-current=page]")).to_have_text(
-                "Content delivered"
-            )
-            assert "metric=content_sent" in page.url and "range=30d" in page.url
-            await expect(series.locator("figcaption")).to_contain_text(
-                f"Content delivered: {sent:,}"
-            )
+        # A metric tab: the heading, the tab and the chart's total follow.
+        delivered = page.locator("[data-figure=content_sent] dd").first
+        sent = number(await delivered.inner_text())
+        await series.locator("nav a", has_text="Content delivered").click()
+        await expect(series.locator("h2")).to_have_text("Content delivered")
+        await expect(series.locator("nav [aria-current=page]")).to_have_text("Content delivered")
+        assert "metric=content_sent" in page.url and "range=30d" in page.url
+        await expect(series.locator("figcaption")).to_contain_text(f"Content delivered: {sent:,}")
 
-            # One bot: its own figure, part of all of them.
-            await page.select_option("#f-bot", str(7103))
-            await page.click("#stats-filters button")
-            await expect(page.locator("#f-bot")).to_have_value("7103")
-            small = number(await page.locator("[data-figure=started] dd").first.inner_text())
-            assert 0 < small < now
-            assert small == await count(pool, "started", first, today, 7103)
-            await page.select_option("#f-bot", "")
+        # One bot: its own figure, part of all of them.
+        await page.select_option("#f-bot", str(7103))
+        await page.click("#stats-filters button")
+        await expect(page.locator("#f-bot")).to_have_value("7103")
+        small = number(await page.locator("[data-figure=started] dd").first.inner_text())
+        assert 0 < small < now
+        assert small == await count(pool, "started", first, today, 7103)
+        await page.select_option("#f-bot", "")
 
-            # Custom dates: a week ending three days ago, the metric kept.
-            start, stop = today - timedelta(days=9), today - timedelta(days=3)
-            await page.select_option("#f-range", "custom")
-            await page.fill("#f-from", start.isoformat())
-            await page.fill("#f-to", stop.isoformat())
-            await page.click("#stats-filters button")
-            await expect(page.locator(".head p.muted")).to_contain_text(
-                f"{start.isoformat()} – {stop.isoformat()}"
-            )
-            await expect(page.locator("#f-range")).to_have_value("custom")
-            await expect(series.locator("svg rect.hit")).to_have_count(7)
-            await expect(series.locator("h2")).to_have_text("Content delivered")
-            assert f"from={start.isoformat()}" in page.url
-            week = number(await page.locator("[data-figure=started] dd").first.inner_text())
-            assert week == await count(pool, "started", start, stop)
-            await expect(page.locator("p.error")).to_have_count(0)
+        # Custom dates: a week ending three days ago, the metric kept.
+        start, stop = today - timedelta(days=9), today - timedelta(days=3)
+        await page.select_option("#f-range", "custom")
+        await page.fill("#f-from", start.isoformat())
+        await page.fill("#f-to", stop.isoformat())
+        await page.click("#stats-filters button")
+        await expect(page.locator(".head p.muted")).to_contain_text(
+            f"{start.isoformat()} – {stop.isoformat()}"
+        )
+        await expect(page.locator("#f-range")).to_have_value("custom")
+        await expect(series.locator("svg rect.hit")).to_have_count(7)
+        await expect(series.locator("h2")).to_have_text("Content delivered")
+        assert f"from={start.isoformat()}" in page.url
+        week = number(await page.locator("[data-figure=started] dd").first.inner_text())
+        assert week == await count(pool, "started", start, stop)
+        await expect(page.locator("p.error")).to_have_count(0)
 
-            # Too long a range: said, and the last 7 days shown instead.
-            await page.fill("#f-from", (today - timedelta(days=500)).isoformat())
-            await page.fill("#f-to", today.isoformat())
-            await page.click("#stats-filters button")
-            await expect(page.locator("p.error[role=alert]")).to_have_text(
-                "Choose both dates of the range, at most 400 days apart."
-            )
-            await expect(page.locator("#f-range")).to_have_value("7d")
-            await expect(series.locator("svg rect.hit")).to_have_count(7)
+        # Too long a range: said, and the last 7 days shown instead.
+        await page.fill("#f-from", (today - timedelta(days=500)).isoformat())
+        await page.fill("#f-to", today.isoformat())
+        await page.click("#stats-filters button")
+        await expect(page.locator("p.error[role=alert]")).to_have_text(
+            "Choose both dates of the range, at most 400 days apart."
+        )
+        await expect(page.locator("#f-range")).to_have_value("7d")
+        await expect(series.locator("svg rect.hit")).to_have_count(7)
 
-            # Today: a slot an hour (Tehran keeps no summer time), the labels still apart.
-            await ranges.locator("text=Today").click()
-            await expect(ranges.locator("[aria-current=page]")).to_have_text("Today")
-            await expect(series.locator("svg rect.hit")).to_have_count(24)
-            await expect(series.locator("svg text.tick").first).to_have_text(re.compile(r"\d\d:00"))
-            labels = await boxes(page, "#series svg text.tick")
-            assert len(labels) >= 3 and not apart(labels), labels
+        # Today: a slot an hour (Tehran keeps no summer time), the labels still apart.
+        await ranges.locator("text=Today").click()
+        await expect(ranges.locator("[aria-current=page]")).to_have_text("Today")
+        await expect(series.locator("svg rect.hit")).to_have_count(24)
+        await expect(series.locator("svg text.tick").first).to_have_text(re.compile(r"\d\d:00"))
+        labels = await boxes(page, "#series svg text.tick")
+        assert len(labels) >= 3 and not apart(labels), labels
 
-            # The CSV of the figures: a byte-order mark, then the header row.
-            await ranges.locator("text=30 days").click()
-            async with page.expect_download() as info:
-                await page.locator("#figures header a", has_text="CSV").click()
-            download = await info.value
-            assert download.suggested_filename == (
-                f"stats-summary-{first.isoformat()}-{today.isoformat()}.csv"
-            )
-            raw = Path(await download.path()).read_bytes()
-            assert raw.startswith(b"\xef\xbb\xbf")
-            lines = raw[3:].decode().splitlines()
-            assert lines[0] == "figure,value,previous"
-            assert f"started,{now},{before}" in lines
-        finally:
-            await browser.close()
+        # The CSV of the figures: a byte-order mark, then the header row.
+        await ranges.locator("text=30 days").click()
+        async with page.expect_download() as info:
+            await page.locator("#figures header a", has_text="CSV").click()
+        download = await info.value
+        assert download.suggested_filename == (
+            f"stats-summary-{first.isoformat()}-{today.isoformat()}.csv"
+        )
+        raw = Path(await download.path()).read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf")
+        lines = raw[3:].decode().splitlines()
+        assert lines[0] == "figure,value,previous"
+        assert f"started,{now},{before}" in lines
 
 
 async def test_statistics_in_persian_read_right_to_left_with_jalali_dates(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
+    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
         today = local_day(datetime.now(UTC), ZONE)
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = await browser.new_context(viewport=DESKTOP)
-            page = await context.new_page()
-            await sign_in(page, base, email, PASSWORD)
-            await page.goto(f"{base}/stats")
-            await page.click("header >> text=فارسی")
-            await expect(page.locator("html")).to_have_attribute("dir", "rtl")
-            await expect(page.locator("h1")).to_have_text("آمار")
-            await page.locator("nav.filter-tabs").first.locator("text=۳۰ روز").click()
-            assert "range=30d" in page.url
+        await page.goto(f"{base}/stats")
+        await page.click("header >> text=فارسی")
+        await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+        await expect(page.locator("h1")).to_have_text("آمار")
+        await page.locator("nav.filter-tabs").first.locator("text=۳۰ روز").click()
+        assert "range=30d" in page.url
 
-            # Persian digits in the figures, Jalali dates (1404 and on) over them.
-            figures = page.locator("#figures [data-figure] dd:first-of-type")
-            await expect(figures).to_have_count(11)
-            for text in await figures.all_inner_texts():
-                assert re.fullmatch(f"[{PERSIAN_DIGITS}٬]+", text.strip()), text
-            opened = page.locator("[data-figure=started] dd").first
-            first = today - timedelta(days=29)
-            assert number(await opened.inner_text()) == await count(pool, "started", first, today)
-            assert "٬" in await page.locator("[data-figure=sent] dd").first.inner_text()
-            dates = re.findall(
-                f"۱۴[{PERSIAN_DIGITS}]{{2}}/[{PERSIAN_DIGITS}]{{2}}/[{PERSIAN_DIGITS}]{{2}}",
-                await page.locator(".head p.muted").inner_text(),
-            )
-            assert len(dates) == 2, dates
-            assert dates[1] == _jalali(today), dates
+        # Persian digits in the figures, Jalali dates (1404 and on) over them.
+        figures = page.locator("#figures [data-figure] dd:first-of-type")
+        await expect(figures).to_have_count(11)
+        for text in await figures.all_inner_texts():
+            assert re.fullmatch(f"[{PERSIAN_DIGITS}٬]+", text.strip()), text
+        opened = page.locator("[data-figure=started] dd").first
+        first = today - timedelta(days=29)
+        assert number(await opened.inner_text()) == await count(pool, "started", first, today)
+        assert "٬" in await page.locator("[data-figure=sent] dd").first.inner_text()
+        dates = re.findall(
+            f"۱۴[{PERSIAN_DIGITS}]{{2}}/[{PERSIAN_DIGITS}]{{2}}/[{PERSIAN_DIGITS}]{{2}}",
+            await page.locator(".head p.muted").inner_text(),
+        )
+        assert len(dates) == 2, dates
+        assert dates[1] == _jalali(today), dates
 
-            # The chart: the scale left of the plot, not over the bars; time labels apart.
-            await scale_left_of_plot(page)
-            ticks = page.locator("#series svg text.tick")
-            labels = await boxes(page, "#series svg text.tick")
-            assert len(labels) >= 3 and not apart(labels), labels
-            for tick in await ticks.all_text_contents():
-                assert re.fullmatch(f"[{PERSIAN_DIGITS}/]+", tick), tick
+        # The chart: the scale left of the plot, not over the bars; time labels apart.
+        await scale_left_of_plot(page)
+        ticks = page.locator("#series svg text.tick")
+        labels = await boxes(page, "#series svg text.tick")
+        assert len(labels) >= 3 and not apart(labels), labels
+        for tick in await ticks.all_text_contents():
+            assert re.fullmatch(f"[{PERSIAN_DIGITS}/]+", tick), tick
 
-            # The heat map's week starts on Saturday, its names left of the cells.
-            heat = page.locator("#heat")
-            await expect(heat.locator("svg text.scale").first).to_have_text("شنبه")
-            await expect(heat.locator("table tr").nth(1).locator("th")).to_have_text("شنبه")
-            names = await boxes(page, "#heat svg text.scale")
-            cells = await boxes(page, "#heat svg rect")
-            assert len(names) == 7 and max(n[1] for n in names) <= min(c[0] for c in cells)
+        # The heat map's week starts on Saturday, its names left of the cells.
+        heat = page.locator("#heat")
+        await expect(heat.locator("svg text.scale").first).to_have_text("شنبه")
+        await expect(heat.locator("table tr").nth(1).locator("th")).to_have_text("شنبه")
+        names = await boxes(page, "#heat svg text.scale")
+        cells = await boxes(page, "#heat svg rect")
+        assert len(names) == 7 and max(n[1] for n in names) <= min(c[0] for c in cells)
 
-            # The funnel's lines of text are whole inside the chart.
-            [frame] = await boxes(page, "#funnel svg")
-            for line in await boxes(page, "#funnel svg text"):
-                assert frame[0] <= line[0] and line[1] <= frame[1], (line, frame)
-            await shot(page, "stats-fa")
-        finally:
-            await browser.close()
+        # The funnel's lines of text are whole inside the chart.
+        [frame] = await boxes(page, "#funnel svg")
+        for line in await boxes(page, "#funnel svg text"):
+            assert frame[0] <= line[0] and line[1] <= frame[1], (line, frame)
+        await shot(page, "stats-fa")
 
 
 # The charts' hidden tables for screen readers (templates/_stats_charts.html) carry the class
@@ -655,30 +653,20 @@ async def test_statistics_in_persian_read_right_to_left_with_jalali_dates(
 async def test_statistics_fit_the_width_of_a_phone_and_a_desktop_in_both_languages(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = await browser.new_context(viewport=PHONE)
-            page = await context.new_page()
-            await sign_in(page, base, email, PASSWORD)
-            wide = []
-            for language in ("en", "fa"):
-                if language == "fa":
-                    await page.click("header >> text=فارسی")
-                    await expect(page.locator("html")).to_have_attribute("dir", "rtl")
-                for viewport in (PHONE, DESKTOP):
-                    await page.set_viewport_size(viewport)
-                    for query in ("range=30d", "range=today", "range=7d&metric=content_sent"):
-                        wide += await sideways(page, f"{base}/stats?{query}")
-                    await page.set_viewport_size(PHONE)
-            assert not wide, wide
-        finally:
-            await browser.close()
+    async with month_in_browser(pool, db_dsn, tmp_path, PHONE) as (page, base):
+        wide = []
+        for language in ("en", "fa"):
+            if language == "fa":
+                await page.click("header >> text=فارسی")
+                await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+            for viewport in (PHONE, DESKTOP):
+                await page.set_viewport_size(viewport)
+                for query in ("range=30d", "range=today", "range=7d&metric=content_sent"):
+                    wide += await sideways(page, f"{base}/stats?{query}")
+                await page.set_viewport_size(PHONE)
+        assert not wide, wide
 
 
 # The funnel and the heat map sit in .grid (auto-fill, 320 px columns): each chart, drawn for
@@ -686,22 +674,11 @@ async def test_statistics_fit_the_width_of_a_phone_and_a_desktop_in_both_languag
 async def test_statistics_charts_are_drawn_at_a_readable_size(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright
-
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport=DESKTOP)
-            await sign_in(page, base, email, PASSWORD)
-            await page.goto(f"{base}/stats?range=30d")
-            sizes = await page.evaluate(SMALLEST_TEXT, "#series svg, #funnel svg, #heat svg")
-            assert len(sizes) == 3
-            assert min(sizes) >= READABLE_PX, sizes
-        finally:
-            await browser.close()
+    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+        await page.goto(f"{base}/stats?range=30d")
+        sizes = await page.evaluate(SMALLEST_TEXT, "#series svg, #funnel svg, #heat svg")
+        assert len(sizes) == 3
+        assert min(sizes) >= READABLE_PX, sizes
 
 
 # jinja2.ext.i18n formats a template's _("… %(n)s", n=…) itself, with the plain number: only
@@ -709,25 +686,16 @@ async def test_statistics_charts_are_drawn_at_a_readable_size(
 async def test_statistics_in_persian_have_no_latin_digits(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport=DESKTOP)
-            await sign_in(page, base, email, PASSWORD)
-            await page.click("header >> text=فارسی")
-            await expect(page.locator("html")).to_have_attribute("dir", "rtl")
-            latin = []
-            for query in ("range=30d", "range=today"):
-                await page.goto(f"{base}/stats?{query}")
-                latin += await page.evaluate(LATIN_DIGITS)
-            assert not latin, latin
-        finally:
-            await browser.close()
+    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+        await page.click("header >> text=فارسی")
+        await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+        latin = []
+        for query in ("range=30d", "range=today"):
+            await page.goto(f"{base}/stats?{query}")
+            latin += await page.evaluate(LATIN_DIGITS)
+        assert not latin, latin
 
 
 def _jalali(day: date) -> str:
@@ -739,107 +707,95 @@ def _jalali(day: date) -> str:
 async def test_visitors_search_and_one_visitors_timeline_paged(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
-        base = app.url
-        await write_month(pool)
-        email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = await browser.new_context(viewport=DESKTOP)
-            page = await context.new_page()
-            await sign_in(page, base, email, PASSWORD)
-            await page.click("nav.nav >> text=Visitors")
-            await expect(page.locator("h1")).to_have_text("Visitors")
-            rows = page.locator("table.list tbody tr")
-            await expect(rows).to_have_count(50)
+    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+        await page.click("nav.nav >> text=Visitors")
+        await expect(page.locator("h1")).to_have_text("Visitors")
+        rows = page.locator("table.list tbody tr")
+        await expect(rows).to_have_count(50)
 
-            # The start of a @username: everyone whose username starts so, and only them.
-            await page.fill("#f-q", "@mina")
-            await page.click("form[role=search] button")
-            expected = await pool.fetchval(
-                "SELECT count(*) FROM people WHERE username LIKE 'mina%'"
-            )
-            assert 0 < expected <= 50
-            await expect(rows).to_have_count(expected)
-            for row in await rows.all_inner_texts():
-                assert "@mina_" in row, row
-            # ... in one bot.
-            await page.select_option("#f-bot", str(7103))
-            await page.click("form[role=search] button")
-            in_bot = await pool.fetchval(
-                "SELECT count(*) FROM people WHERE username LIKE 'mina%' AND bot_id = 7103"
-            )
-            assert 0 < in_bot < expected
-            await expect(rows).to_have_count(in_bot)
-            for row in await rows.all_inner_texts():
-                assert "@mina_" in row and f"@{BOTS[7103]}" in row, row
-            await shot(page, "visitors-en")
-            await page.select_option("#f-bot", "")
+        # The start of a @username: everyone whose username starts so, and only them.
+        await page.fill("#f-q", "@mina")
+        await page.click("form[role=search] button")
+        expected = await pool.fetchval("SELECT count(*) FROM people WHERE username LIKE 'mina%'")
+        assert 0 < expected <= 50
+        await expect(rows).to_have_count(expected)
+        for row in await rows.all_inner_texts():
+            assert "@mina_" in row, row
+        # ... in one bot.
+        await page.select_option("#f-bot", str(7103))
+        await page.click("form[role=search] button")
+        in_bot = await pool.fetchval(
+            "SELECT count(*) FROM people WHERE username LIKE 'mina%' AND bot_id = 7103"
+        )
+        assert 0 < in_bot < expected
+        await expect(rows).to_have_count(in_bot)
+        for row in await rows.all_inner_texts():
+            assert "@mina_" in row and f"@{BOTS[7103]}" in row, row
+        await shot(page, "visitors-en")
+        await page.select_option("#f-bot", "")
 
-            # A Persian first name: the busy visitor, once for each bot that knows them.
-            await page.fill("#f-q", BUSY_NAME[0])
-            await page.click("form[role=search] button")
-            await expect(rows).to_have_count(2)
-            for row in await rows.all_inner_texts():
-                assert f"{BUSY_NAME[0]} {BUSY_NAME[1]}" in row and f"@{BUSY_NAME[2]}" in row, row
-            await expect(rows.filter(has_text=f"@{BOTS[7102]}")).to_have_count(1)
+        # A Persian first name: the busy visitor, once for each bot that knows them.
+        await page.fill("#f-q", BUSY_NAME[0])
+        await page.click("form[role=search] button")
+        await expect(rows).to_have_count(2)
+        for row in await rows.all_inner_texts():
+            assert f"{BUSY_NAME[0]} {BUSY_NAME[1]}" in row and f"@{BUSY_NAME[2]}" in row, row
+        await expect(rows.filter(has_text=f"@{BOTS[7102]}")).to_have_count(1)
 
-            # Nobody: said so, with what to try.
-            await page.fill("#f-q", "zzqx")
-            await page.click("form[role=search] button")
-            await expect(page.locator(".card.empty")).to_contain_text("No one matches “zzqx”")
-            await expect(rows).to_have_count(0)
+        # Nobody: said so, with what to try.
+        await page.fill("#f-q", "zzqx")
+        await page.click("form[role=search] button")
+        await expect(page.locator(".card.empty")).to_contain_text("No one matches “zzqx”")
+        await expect(rows).to_have_count(0)
 
-            # The busy visitor in the cinema bot: at the gate again, the timeline in pages.
-            await page.fill("#f-q", f"@{BUSY_NAME[2]}")
-            await page.click("form[role=search] button")
-            await rows.filter(has_text=f"@{BOTS[BUSY_BOT]}").locator("a").click()
-            await expect(page).to_have_url(f"{base}/visitors/{BUSY_BOT}/{BUSY}")
-            await expect(page.locator("h1")).to_have_text(f"{BUSY_NAME[0]} {BUSY_NAME[1]}")
-            await expect(page.locator("#gate-state")).to_have_text("At the gate")
-            await expect(page.locator("#gate")).to_contain_text("At the gate for")
-            await expect(page.locator("#profile")).to_contain_text(f"@{BUSY_NAME[2]}")
-            await expect(page.locator("#campaigns")).to_contain_text(CAMPAIGN[0])
-            timeline = page.locator("#timeline table.list tbody tr")
-            total = await pool.fetchval(
-                "SELECT count(*) FROM events WHERE bot_id = $1 AND user_id = $2", BUSY_BOT, BUSY
-            )
-            assert total > 50
-            await expect(timeline).to_have_count(50)
-            newest = await timeline.first.locator("td").first.inner_text()
-            await expect(timeline.first.locator("[data-kind]")).to_have_attribute(
-                "data-kind", "gate_shown"
-            )
-            seen, pages = 0, 0
-            while True:
-                seen += await timeline.count()
-                pages += 1
-                older = page.locator("#timeline .pager a", has_text="Older")
-                if not await older.count():
-                    break
-                await older.click()
-                await expect(page.locator("#timeline .pager a", has_text="Newest")).to_be_visible()
-            assert (seen, pages) == (total, -(-total // 50))
-            await page.locator("#timeline .pager a", has_text="Newest").click()
-            await expect(timeline).to_have_count(50)
-            await expect(timeline.first.locator("td").first).to_have_text(newest)
+        # The busy visitor in the cinema bot: at the gate again, the timeline in pages.
+        await page.fill("#f-q", f"@{BUSY_NAME[2]}")
+        await page.click("form[role=search] button")
+        await rows.filter(has_text=f"@{BOTS[BUSY_BOT]}").locator("a").click()
+        await expect(page).to_have_url(f"{base}/visitors/{BUSY_BOT}/{BUSY}")
+        await expect(page.locator("h1")).to_have_text(f"{BUSY_NAME[0]} {BUSY_NAME[1]}")
+        await expect(page.locator("#gate-state")).to_have_text("At the gate")
+        await expect(page.locator("#gate")).to_contain_text("At the gate for")
+        await expect(page.locator("#profile")).to_contain_text(f"@{BUSY_NAME[2]}")
+        await expect(page.locator("#campaigns")).to_contain_text(CAMPAIGN[0])
+        timeline = page.locator("#timeline table.list tbody tr")
+        total = await pool.fetchval(
+            "SELECT count(*) FROM events WHERE bot_id = $1 AND user_id = $2", BUSY_BOT, BUSY
+        )
+        assert total > 50
+        await expect(timeline).to_have_count(50)
+        newest = await timeline.first.locator("td").first.inner_text()
+        await expect(timeline.first.locator("[data-kind]")).to_have_attribute(
+            "data-kind", "gate_shown"
+        )
+        seen, pages = 0, 0
+        while True:
+            seen += await timeline.count()
+            pages += 1
+            older = page.locator("#timeline .pager a", has_text="Older")
+            if not await older.count():
+                break
+            await older.click()
+            await expect(page.locator("#timeline .pager a", has_text="Newest")).to_be_visible()
+        assert (seen, pages) == (total, -(-total // 50))
+        await page.locator("#timeline .pager a", has_text="Newest").click()
+        await expect(timeline).to_have_count(50)
+        await expect(timeline.first.locator("td").first).to_have_text(newest)
 
-            # In Persian: the gate state and Jalali dates.
-            await page.click("header >> text=فارسی")
-            await expect(page.locator("html")).to_have_attribute("dir", "rtl")
-            await expect(page.locator("#gate-state")).to_have_text("پشت دروازه")
-            await expect(timeline.first.locator("td").first).to_contain_text("۱۴۰")
+        # In Persian: the gate state and Jalali dates.
+        await page.click("header >> text=فارسی")
+        await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+        await expect(page.locator("#gate-state")).to_have_text("پشت دروازه")
+        await expect(timeline.first.locator("td").first).to_contain_text("۱۴۰")
 
-            # An everyday visitor (a page, not 50 rows long, for the screenshot): credited to
-            # the campaign, through the gate, every event on the one page.
-            person = await pool.fetchrow(TYPICAL, BUSY_BOT, BUSY)
-            await page.goto(f"{base}/visitors/{BUSY_BOT}/{person['user_id']}")
-            await expect(page.locator("#gate-state")).to_have_text("گذشته از دروازه")
-            await expect(page.locator("#campaigns")).to_contain_text(CAMPAIGN[0])
-            await expect(timeline).to_have_count(person["events"])
-            await expect(page.locator("#timeline .pager")).to_have_count(0)
-            await shot(page, "visitor-fa")
-        finally:
-            await browser.close()
+        # An everyday visitor (a page, not 50 rows long, for the screenshot): credited to
+        # the campaign, through the gate, every event on the one page.
+        person = await pool.fetchrow(TYPICAL, BUSY_BOT, BUSY)
+        await page.goto(f"{base}/visitors/{BUSY_BOT}/{person['user_id']}")
+        await expect(page.locator("#gate-state")).to_have_text("گذشته از دروازه")
+        await expect(page.locator("#campaigns")).to_contain_text(CAMPAIGN[0])
+        await expect(timeline).to_have_count(person["events"])
+        await expect(page.locator("#timeline .pager")).to_have_count(0)
+        await shot(page, "visitor-fa")

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,13 +21,11 @@ import aiohttp
 import asyncpg
 import pytest
 
-from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.features.accounts.api_tokens import TokenService
-from tests.processes import free_port, start_demo
+from tests.integration.demokit import running_demo
 
 pytestmark = pytest.mark.slow
 
-READY_WITHIN_S = 60.0
 LIVE_CREDIT_WITHIN_S = 60.0
 BROADCASTS_WITHIN_S = 60.0
 
@@ -101,48 +97,11 @@ class Demo:
 
 @pytest.fixture
 async def demo(tmp_path: Path) -> AsyncIterator[Demo]:
-    data_dir = tmp_path / "demo"
-    port, sim_port = free_port(), free_port()
     started = datetime.now(UTC)
-    proc = start_demo(data_dir, port, sim_port)
-    assert proc.stdout is not None
-    server: EmbeddedPostgres | None = None
-    pool: asyncpg.Pool | None = None
-    printed: list[str] = []
-    try:
-        text = await asyncio.to_thread(_until_ready, proc, printed)
-        assert "Ctrl-C stops everything" in text, text
-        report = re.search(r"Report:\s+(\S+)", text)
-        assert report, text
-        # The demo holds its embedded server; we join it over its socket.
-        server = EmbeddedPostgres(data_dir)
-        dsn = await asyncio.to_thread(server.start)
-        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
-        yield Demo(f"http://127.0.0.1:{port}", report.group(1), started, pool)
-    finally:
-        if pool is not None:
-            await pool.close()
-        if server is not None:
-            await asyncio.to_thread(server.release)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        try:
-            await asyncio.to_thread(proc.wait, 30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
-    assert proc.returncode == 0, "".join(printed) + proc.stdout.read()
-
-
-def _until_ready(proc: subprocess.Popen[str], printed: list[str]) -> str:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + READY_WITHIN_S
-    for line in proc.stdout:
-        printed.append(line)
-        if "Ctrl-C stops everything" in line or time.monotonic() > deadline:
-            break
-    return "".join(printed)
+    async with running_demo(tmp_path / "demo") as run:
+        report = re.search(r"Report:\s+(\S+)", run.printed)
+        assert report, run.printed
+        yield Demo(run.panel, report.group(1), started, run.pool)
 
 
 async def _read(demo: Demo, path: str) -> Any:

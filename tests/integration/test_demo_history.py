@@ -9,12 +9,8 @@ wrote it up to, from its state file), not the live visitors'.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import signal
-import subprocess
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,13 +19,11 @@ import aiohttp
 import asyncpg
 import pytest
 
-from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
-from tests.processes import free_port, start_demo
+from tests.integration.demokit import running_demo
 
 pytestmark = pytest.mark.slow
 
-READY_WITHIN_S = 60.0
 
 # A gate without an open of the same item by the same person just before it.
 GATE_WITHOUT_OPEN = """
@@ -153,47 +147,9 @@ class Demo:
 
 @pytest.fixture(scope="module")
 async def demo(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Demo]:
-    data_dir = tmp_path_factory.mktemp("history") / "demo"
-    port, sim_port = free_port(), free_port()
-    proc = start_demo(data_dir, port, sim_port)
-    assert proc.stdout is not None
-    server: EmbeddedPostgres | None = None
-    pool: asyncpg.Pool | None = None
-    printed: list[str] = []
-    try:
-        text = await asyncio.to_thread(_until_ready, proc, printed)
-        assert "Ctrl-C stops everything" in text, text
-        state = json.loads((data_dir / "demo.json").read_text())
-        until = datetime.fromisoformat(state["history_until"])
-        # The demo holds its embedded server; we join it over its socket.
-        server = EmbeddedPostgres(data_dir)
-        dsn = await asyncio.to_thread(server.start)
-        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
-        yield Demo(f"http://127.0.0.1:{port}", until, pool)
-    finally:
-        if pool is not None:
-            await pool.close()
-        if server is not None:
-            await asyncio.to_thread(server.release)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        try:
-            await asyncio.to_thread(proc.wait, 30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
-    assert proc.returncode == 0, "".join(printed) + proc.stdout.read()
-
-
-def _until_ready(proc: subprocess.Popen[str], printed: list[str]) -> str:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + READY_WITHIN_S
-    for line in proc.stdout:
-        printed.append(line)
-        if "Ctrl-C stops everything" in line or time.monotonic() > deadline:
-            break
-    return "".join(printed)
+    async with running_demo(tmp_path_factory.mktemp("history") / "demo") as run:
+        state = json.loads((run.data_dir / "demo.json").read_text())
+        yield Demo(run.panel, datetime.fromisoformat(state["history_until"]), run.pool)
 
 
 async def test_every_gate_follows_an_open_and_every_pass_the_joins(demo: Demo) -> None:

@@ -6,7 +6,9 @@ or a clock change, one disagreeing boundary empties or shifts every bar (review 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import asyncpg
 from hypothesis import HealthCheck, given, settings
@@ -33,6 +35,15 @@ moments = st.datetimes(
 days = st.dates(min_value=date(2015, 1, 1), max_value=date(2030, 12, 31))
 
 
+async def agree(
+    pool: asyncpg.Pool, sql: str, python: Callable[[Any, str], datetime], cases: list[Any]
+) -> None:
+    """Python's answer for every (value, zone) is the database's."""
+    got = await pool.fetch(sql, [v for v, _ in cases], [z for _, z in cases])
+    for (value, zone), row in zip(cases, got, strict=True):
+        assert python(value, zone) == row[0], (value, zone)
+
+
 def _around_changes() -> list[tuple[datetime, str]]:
     """Every quarter hour of the days around known clock changes, in their zones."""
     starts = [
@@ -49,9 +60,7 @@ def _around_changes() -> list[tuple[datetime, str]]:
 
 async def test_hours_agree_around_clock_changes(pool: asyncpg.Pool) -> None:
     cases = _around_changes()
-    got = await pool.fetch(HOUR_SQL, [m for m, _ in cases], [z for _, z in cases])
-    for (moment, zone), row in zip(cases, got, strict=True):
-        assert hour_start(moment, zone) == row[0], (moment, zone)
+    await agree(pool, HOUR_SQL, hour_start, cases)
 
 
 async def test_a_tehran_hour_starts_at_half_past_utc(pool: asyncpg.Pool) -> None:
@@ -68,16 +77,12 @@ async def test_a_tehran_hour_starts_at_half_past_utc(pool: asyncpg.Pool) -> None
 )
 @given(st.lists(st.tuples(moments, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_hours_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[datetime, str]]) -> None:
-    got = await pool.fetch(HOUR_SQL, [m for m, _ in cases], [z for _, z in cases])
-    for (moment, zone), row in zip(cases, got, strict=True):
-        assert hour_start(moment, zone) == row[0], (moment, zone)
+    await agree(pool, HOUR_SQL, hour_start, cases)
 
 
 async def test_days_agree_around_clock_changes(pool: asyncpg.Pool) -> None:
     cases = [(date(2024, 1, 1) + timedelta(days=i), zone) for zone in ZONES for i in range(366)]
-    got = await pool.fetch(DAY_SQL, [d for d, _ in cases], [z for _, z in cases])
-    for (day, zone), row in zip(cases, got, strict=True):
-        assert day_start(day, zone) == row[0], (day, zone)
+    await agree(pool, DAY_SQL, day_start, cases)
 
 
 @settings(
@@ -85,6 +90,4 @@ async def test_days_agree_around_clock_changes(pool: asyncpg.Pool) -> None:
 )
 @given(st.lists(st.tuples(days, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_days_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[date, str]]) -> None:
-    got = await pool.fetch(DAY_SQL, [d for d, _ in cases], [z for _, z in cases])
-    for (day, zone), row in zip(cases, got, strict=True):
-        assert day_start(day, zone) == row[0], (day, zone)
+    await agree(pool, DAY_SQL, day_start, cases)
