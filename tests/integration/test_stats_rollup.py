@@ -41,8 +41,9 @@ SELECT b, m, s, t FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::in
 ON CONFLICT DO NOTHING
 """
 RESET = """
-TRUNCATE events, people, send_stats, stats_hourly, stats_daily, stats_visits;
-UPDATE stats_rollup SET zone = 'UTC', done_until = NULL;
+TRUNCATE events, people, send_stats, stats_hourly, stats_days, stats_daily, stats_visits,
+         stats_totals;
+UPDATE stats_rollup SET zone = 'UTC', done_until = NULL, totals_until = NULL;
 """
 ZONE = "UPDATE workspace SET time_zone = $1 WHERE id = 1"
 RAW = """
@@ -165,6 +166,16 @@ async def test_a_changed_zone_rebuilds_and_figures_stay_exact(pool: asyncpg.Pool
     hours = await pool.fetch("SELECT DISTINCT extract(minute FROM hour) FROM stats_hourly")
     assert [int(r[0]) for r in hours] == [30]
     await _check(pool, "Asia/Tehran", span)
+    # The all-time counts of the content list were folded once, not again by the rebuild.
+    raw = await pool.fetch(
+        "SELECT dim, kind, sum(n) AS n FROM sponsorbot_stat_facts('-infinity', 'infinity',"
+        " ARRAY[1::bigint]) WHERE kind IN ('started', 'gate_shown', 'gate_passed',"
+        " 'content_sent') AND dim <> '' GROUP BY 1, 2"
+    )
+    expected: dict[int, dict[str, int]] = {}
+    for r in raw:
+        expected.setdefault(int(r["dim"]), {})[r["kind"]] = int(r["n"])
+    assert await Report(pool).content_totals(1, [1, 2, 3]) == expected
 
 
 async def test_folding_twice_at_once_counts_each_hour_once(pool: asyncpg.Pool) -> None:

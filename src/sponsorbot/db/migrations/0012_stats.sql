@@ -6,7 +6,9 @@
 -- periodic job (features/stats/rollup.py) folds the facts of each finished hour, in the
 -- workspace's zone, into two tables:
 --   stats_hourly  per (bot, hour, kind): the hour-by-hour charts and the heat map;
---   stats_daily   per (bot, local day, kind, dimension): funnels, top lists, range totals;
+--   stats_days    per (bot, local day, kind): range totals and the daily series;
+--   stats_daily   per (bot, local day, kind, dimension): funnels and top lists;
+--   stats_totals  per (bot, kind, dimension), all time: the content list's counts;
 -- and the (bot, local day, person) pairs of who was active into stats_visits, for distinct
 -- visitor counts. A page reads the roll-ups before stats_rollup.done_until and the facts from
 -- there on, so its figures are exact whatever the job's progress.
@@ -48,6 +50,24 @@ CREATE TABLE stats_daily (
 );
 CREATE INDEX stats_daily_by_day ON stats_daily (day, kind) INCLUDE (bot_id, dim, n);
 
+CREATE TABLE stats_days (
+    bot_id bigint NOT NULL REFERENCES bots (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    day    date NOT NULL,
+    kind   text NOT NULL,
+    n      bigint NOT NULL,
+    PRIMARY KEY (bot_id, day, kind)
+);
+CREATE INDEX stats_days_by_day ON stats_days (day) INCLUDE (bot_id, kind, n);
+
+-- All time, whatever the zone: a change of zone re-buckets hours and days, not these.
+CREATE TABLE stats_totals (
+    bot_id bigint NOT NULL REFERENCES bots (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    kind   text NOT NULL,
+    dim    text NOT NULL DEFAULT '',
+    n      bigint NOT NULL,
+    PRIMARY KEY (bot_id, kind, dim)
+);
+
 CREATE TABLE stats_visits (
     bot_id  bigint NOT NULL REFERENCES bots (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
     day     date NOT NULL,
@@ -62,6 +82,7 @@ CREATE TABLE stats_rollup (
     id          integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
     zone        text NOT NULL DEFAULT 'UTC',
     done_until  timestamptz,
+    totals_until timestamptz,  -- stats_totals holds every fact before this (kept on rezone)
     rebuilt_at  timestamptz
 );
 INSERT INTO stats_rollup (id) VALUES (1);

@@ -1,10 +1,11 @@
 """What the statistics pages and the owner API read: counts over whole days in the
 workspace's zone, per hour, per weekday and hour, and per content, channel and campaign.
 
-Every query is two parts added together: the roll-ups (stats_daily, stats_hourly,
-stats_visits) for the facts before `done_until`, and `sponsorbot_stat_facts` from there on,
-so a figure is exact whether the job ran a minute ago or is rebuilding after a zone change
-(then the roll-ups are not used at all and everything is counted from the facts).
+Every query is two parts added together: the roll-ups (stats_days, stats_daily,
+stats_hourly, stats_visits, stats_totals) for the facts before `done_until`, and
+`sponsorbot_stat_facts` from there on, so a figure is exact whether the job ran a minute ago
+or is rebuilding after a zone change (then the zone's roll-ups are not used at all and
+everything is counted from the facts).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ IS_VISIT = "user_id IS NOT NULL AND kind IN ({})".format(", ".join(f"'{k}'" for 
 
 TOTALS = f"""
 SELECT kind, sum(n)::bigint AS n FROM (
-    SELECT kind, n FROM stats_daily WHERE {DAYS}
+    SELECT kind, n FROM stats_days WHERE {DAYS}
     UNION ALL SELECT kind, n FROM {FACTS}
 ) t GROUP BY kind
 """
@@ -48,7 +49,7 @@ SELECT count(*) FROM (
 """
 BY_BOT = f"""
 SELECT bot_id, kind, sum(n)::bigint AS n FROM (
-    SELECT bot_id, kind, n FROM stats_daily WHERE {DAYS}
+    SELECT bot_id, kind, n FROM stats_days WHERE {DAYS}
     UNION ALL SELECT bot_id, kind, n FROM {FACTS}
 ) t GROUP BY 1, 2
 """
@@ -68,7 +69,7 @@ SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
 # $8 kinds, $9 zone.
 DAILY = f"""
 SELECT day, kind, sum(n)::bigint AS n FROM (
-    SELECT day, kind, n FROM stats_daily WHERE {DAYS} AND kind = ANY ($8::text[])
+    SELECT day, kind, n FROM stats_days WHERE {DAYS} AND kind = ANY ($8::text[])
     UNION ALL SELECT (date_trunc('hour', at, $9) AT TIME ZONE $9)::date, kind, n
     FROM {FACTS} WHERE kind = ANY ($8::text[])
 ) t GROUP BY 1, 2
@@ -95,15 +96,17 @@ FROM (
     UNION ALL SELECT date_trunc('hour', at, $7), n FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
 ) t GROUP BY 1, 2
 """
-# All time, for one bot's content list: $1 bot, $2 content ids as text, $3 usable, $4 done.
+# All time, for one bot's content list: $1 bot, $2 content ids as text, $3 kinds.
 CONTENT_TOTALS = """
 SELECT dim, kind, sum(n)::bigint AS n FROM (
-    SELECT dim, kind, n FROM stats_daily
-    WHERE $3::boolean AND bot_id = $1 AND kind = ANY ($5::text[]) AND dim = ANY ($2::text[])
+    SELECT dim, kind, n FROM stats_totals
+    WHERE bot_id = $1 AND kind = ANY ($3::text[]) AND dim = ANY ($2::text[])
   UNION ALL
     SELECT dim, kind, n
-    FROM sponsorbot_stat_facts($4::timestamptz, 'infinity', ARRAY[$1::bigint])
-    WHERE kind = ANY ($5::text[]) AND dim = ANY ($2::text[])
+    FROM sponsorbot_stat_facts(
+        (SELECT coalesce(totals_until, '-infinity') FROM stats_rollup WHERE id = 1),
+        'infinity', ARRAY[$1::bigint])
+    WHERE kind = ANY ($3::text[]) AND dim = ANY ($2::text[])
 ) t GROUP BY 1, 2
 """
 CONTENT_NAMES = """
@@ -236,9 +239,8 @@ class Report:
 
     async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
         """Per content item of one bot, all time: opened, gated, joined, passed, delivered."""
-        _, usable, done = await self._progress()
         counts: dict[int, dict[str, int]] = {}
-        args = (bot_id, [str(i) for i in ids], usable, done, CONTENT_KINDS)
+        args = (bot_id, [str(i) for i in ids], CONTENT_KINDS)
         for r in await self.pool.fetch(CONTENT_TOTALS, *args):
             counts.setdefault(int(r["dim"]), {})[str(r["kind"])] = int(r["n"])
         return counts

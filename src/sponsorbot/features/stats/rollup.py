@@ -26,7 +26,7 @@ SETTLE = timedelta(minutes=2)
 STEP = timedelta(hours=24)
 BUDGET_S = 20.0  # per run; a rebuild goes on at the next run
 
-STATE = "SELECT zone, done_until FROM stats_rollup WHERE id = 1 FOR UPDATE"
+STATE = "SELECT zone, done_until, totals_until FROM stats_rollup WHERE id = 1 FOR UPDATE"
 ZONE = "SELECT time_zone FROM workspace WHERE id = 1"
 NOW = "SELECT now()"
 # The oldest fact still kept: where a first roll-up, or a rebuild, starts.
@@ -51,14 +51,24 @@ VISITOR_KINDS = (
     "visitor_new",
 )
 
+# $5: where stats_totals stands; a rebuild folds hours again, the all-time totals only once.
 FOLD = """
 WITH f AS MATERIALIZED (
-    SELECT bot_id, date_trunc('hour', at, $3) AS hour, kind, dim, user_id, n
+    SELECT bot_id, at, date_trunc('hour', at, $3) AS hour, kind, dim, user_id, n
     FROM sponsorbot_stat_facts($1::timestamptz, $2::timestamptz, NULL)
 ), hourly AS (
     INSERT INTO stats_hourly AS s (bot_id, hour, kind, n)
     SELECT bot_id, hour, kind, sum(n) FROM f GROUP BY 1, 2, 3
     ON CONFLICT (bot_id, hour, kind) DO UPDATE SET n = s.n + excluded.n
+), days AS (
+    INSERT INTO stats_days AS s (bot_id, day, kind, n)
+    SELECT bot_id, (hour AT TIME ZONE $3)::date, kind, sum(n) FROM f GROUP BY 1, 2, 3
+    ON CONFLICT (bot_id, day, kind) DO UPDATE SET n = s.n + excluded.n
+), totals AS (
+    INSERT INTO stats_totals AS s (bot_id, kind, dim, n)
+    SELECT bot_id, kind, dim, sum(n) FROM f
+    WHERE at >= coalesce($5::timestamptz, '-infinity') GROUP BY 1, 2, 3
+    ON CONFLICT (bot_id, kind, dim) DO UPDATE SET n = s.n + excluded.n
 ), daily AS (
     INSERT INTO stats_daily AS s (bot_id, day, kind, dim, n)
     SELECT bot_id, (hour AT TIME ZONE $3)::date, kind, dim, sum(n) FROM f GROUP BY 1, 2, 3, 4
@@ -69,11 +79,16 @@ SELECT DISTINCT bot_id, (hour AT TIME ZONE $3)::date, user_id FROM f
 WHERE user_id IS NOT NULL AND kind = ANY ($4::text[])
 ON CONFLICT DO NOTHING
 """
-DONE = "UPDATE stats_rollup SET done_until = $1 WHERE id = 1"
+DONE = """
+UPDATE stats_rollup
+SET done_until = $1, totals_until = greatest(totals_until, $1)
+WHERE id = 1
+"""
 
 # A new zone: forget the roll-ups the kept facts can remake, start again from the oldest fact.
 FORGET_HOURS = "DELETE FROM stats_hourly WHERE hour >= $1"
-FORGET_DAYS = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
+FORGET_DAYS = "DELETE FROM stats_days WHERE day >= ($1 AT TIME ZONE $2)::date"
+FORGET_DAILY = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_VISITS = "DELETE FROM stats_visits WHERE day >= ($1 AT TIME ZONE $2)::date"
 REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = now() WHERE id = 1"
 
@@ -112,7 +127,7 @@ async def _step(conn: asyncpg.Connection, now: datetime | None) -> bool:
             await conn.execute(DONE, done)
         return False
     until = await conn.fetchval(NEXT, done, STEP, zone, target)
-    await conn.execute(FOLD, done, until, zone, list(VISITOR_KINDS))
+    await conn.execute(FOLD, done, until, zone, list(VISITOR_KINDS), state["totals_until"])
     await conn.execute(DONE, until)
     return True
 
@@ -124,6 +139,7 @@ async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
         cut = await conn.fetchval(TRUNC, oldest, old)
         await conn.execute(FORGET_HOURS, cut)
         await conn.execute(FORGET_DAYS, cut, old)
+        await conn.execute(FORGET_DAILY, cut, old)
         await conn.execute(FORGET_VISITS, cut, old)
     await conn.execute(REZONED, new)
     log.info("statistics: the zone changed from %s to %s; rebuilding the roll-ups", old, new)
