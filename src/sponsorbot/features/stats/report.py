@@ -33,6 +33,12 @@ FACTS = (
     "sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz,"
     " $1::bigint[])"
 )
+# The queries by the hour (and LIVE_VISITORS) share $1 bots, $2 start, $3 end, $4 usable,
+# $5 done until.
+HOUR_FACTS = (
+    "sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz,"
+    " $1::bigint[])"
+)
 IS_VISIT = "user_id IS NOT NULL AND kind IN ({})".format(", ".join(f"'{k}'" for k in VISITOR_KINDS))
 
 TOTALS = f"""
@@ -41,12 +47,22 @@ SELECT kind, sum(n)::bigint AS n FROM (
     UNION ALL SELECT kind, n FROM {FACTS}
 ) t GROUP BY kind
 """
-VISITORS = f"""
+# Distinct visitors = those of the rolled days (ROLLED_VISITORS, which only a roll-up step
+# changes, so Report keeps it) + those of the live tail not among them (LIVE_VISITORS: a few
+# hundred people, each looked up by (bot, day, person) in the primary key; $8 the span's days).
+ROLLED_VISITORS = """
 SELECT count(*) FROM (
-    SELECT bot_id, user_id FROM stats_visits WHERE {DAYS}
-    UNION SELECT bot_id, user_id FROM {FACTS} WHERE {IS_VISIT}
+    SELECT DISTINCT bot_id, user_id FROM stats_visits
+    WHERE day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
 ) v
 """
+LIVE_VISITORS = f"""
+SELECT count(*) FROM (SELECT DISTINCT bot_id, user_id FROM {HOUR_FACTS} WHERE {IS_VISIT}) l
+WHERE NOT ($4::boolean AND EXISTS (
+    SELECT 1 FROM stats_visits v
+    WHERE v.bot_id = l.bot_id AND v.day = ANY ($6::date[]) AND v.user_id = l.user_id))
+"""
+CACHED = 512  # rolled visitor counts kept per process (one per bots, days and roll-up step)
 BY_BOT = f"""
 SELECT bot_id, kind, sum(n)::bigint AS n FROM (
     SELECT bot_id, kind, n FROM stats_days WHERE {DAYS}
@@ -74,12 +90,8 @@ SELECT day, kind, sum(n)::bigint AS n FROM (
     FROM {FACTS} WHERE kind = ANY ($8::text[])
 ) t GROUP BY 1, 2
 """
-# Hours: $1 bots, $2 start, $3 end, $4 usable, $5 done until, $6 kinds, $7 zone.
+# $6 kinds, $7 zone.
 HOURS = "$4::boolean AND hour >= $2 AND hour < $3 AND bot_id = ANY ($1::bigint[])"
-HOUR_FACTS = (
-    "sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz,"
-    " $1::bigint[])"
-)
 HOURLY = f"""
 SELECT bot_id, hour, kind, sum(n)::bigint AS n FROM (
     SELECT bot_id, hour, kind, n FROM stats_hourly WHERE {HOURS} AND kind = ANY ($6::text[])
@@ -165,6 +177,7 @@ class Report:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self._visitors: dict[tuple[Any, ...], int] = {}
 
     async def scope(self, bots: list[int] | None, span: Span) -> Scope:
         """A scope over `bots` (None: every bot) and `span`, with the roll-up's progress."""
@@ -189,10 +202,26 @@ class Report:
         `returning` (visitors not new in the span)."""
         rows = await self.pool.fetch(TOTALS, *scope.args())
         totals = {str(r["kind"]): int(r["n"]) for r in rows}
-        visitors = int(await self.pool.fetchval(VISITORS, *scope.args()))
+        visitors = await self._rolled_visitors(scope)
+        start, end = scope.span.bounds(scope.zone)
+        args = (scope.bots, start, end, scope.usable, scope.done, scope.span.dates())
+        visitors += int(await self.pool.fetchval(LIVE_VISITORS, *args))
         totals["visitors"] = visitors
         totals["returning"] = max(0, visitors - totals.get("visitor_new", 0))
         return totals
+
+    async def _rolled_visitors(self, scope: Scope) -> int:
+        """Distinct visitors of the scope's rolled days: counted once per roll-up step (the
+        hashing of a month of visits is most of a 30-day page's time), then remembered."""
+        if not scope.usable:
+            return 0
+        key = (tuple(scope.bots), scope.span, scope.zone, scope.done)
+        if key not in self._visitors:
+            n = int(await self.pool.fetchval(ROLLED_VISITORS, scope.bots, *scope.args()[1:3]))
+            if len(self._visitors) >= CACHED:
+                self._visitors.pop(next(iter(self._visitors)))
+            self._visitors[key] = n
+        return self._visitors[key]
 
     async def daily(self, scope: Scope, kinds: list[str]) -> dict[str, dict[date, int]]:
         """Per kind, its count on each day of the scope (days without any are left out)."""
