@@ -33,7 +33,7 @@ from sponsorbot.web.panel.errors import REFUSED, describe, megabytes, status_of
 from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, audit_changes, panel_of, redirect, render
 from sponsorbot.web.uploads import read_file
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -269,16 +269,7 @@ async def _audit_saved(
         )
         return
     old = _audited(before)
-    changed = [k for k in old if old[k] != new[k]]
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "broadcast.change",
-            target,
-            before={k: old[k] for k in changed},
-            after={k: new[k] for k in changed},
-        )
+    await audit_changes(request, viewer, "broadcast.change", target, old, new, old)
 
 
 # -- pages ---------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from sponsorbot.web.panel.errors import REFUSED, describe, status_of
 from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, audit_changes, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 PAGE = 25
@@ -256,16 +256,7 @@ async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edi
             raise
         return await _form_page(request, viewer, _field_errors(exc), form, before, status_of(exc))
     old, new = _audited(before), _audited(after)
-    changed = [k for k in EDITABLE if old[k] != new[k]]
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "campaign.changed",
-            after["name"],
-            before={k: old[k] for k in changed},
-            after={k: new[k] for k in changed},
-        )
+    await audit_changes(request, viewer, "campaign.changed", after["name"], old, new, EDITABLE)
     return redirect(request, f"/campaigns/{campaign_id}")
 
 

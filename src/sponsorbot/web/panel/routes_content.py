@@ -17,7 +17,7 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Edit, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, audit_changes, panel_of, redirect, render
 from sponsorbot.web.uploads import read_file, refuse_declared_size
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -217,16 +217,7 @@ async def content_options(request: Request, bot_id: int, content_id: int, viewer
     except Invalid as exc:
         errors = _field_errors(exc, {"": f"i{content_id}"})
         return await _content_page(request, viewer, bot_id, errors, 422)
-    changed = [k for k in changes if before[k] != after[k]]
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "content.changed",
-            after["link"],
-            before={k: before[k] for k in changed},
-            after={k: after[k] for k in changed},
-        )
+    await audit_changes(request, viewer, "content.changed", after["link"], before, after, changes)
     return redirect(request, _back(str(form.get("back", "")), bot_id))
 
 

@@ -16,7 +16,7 @@ from sponsorbot.web.panel.deps import ManageSettings, View
 from sponsorbot.web.panel.i18n import LANGUAGES
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import (
-    audit,
+    audit_changes,
     panel_of,
     redirect,
     render,
@@ -106,14 +106,5 @@ async def settings_save(request: Request, viewer: ManageSettings) -> Response:
     await workspaces.save(
         panel.pool, values["name"], values["time_zone"], values["default_language"]
     )
-    changed = {k: v for k, v in values.items() if before.get(k) != v}
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "settings.changed",
-            "workspace",
-            before={k: before[k] for k in changed},
-            after=changed,
-        )
+    await audit_changes(request, viewer, "settings.changed", "workspace", before, values, values)
     return redirect(request, "/settings?saved=1")

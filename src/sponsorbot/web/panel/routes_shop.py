@@ -20,7 +20,7 @@ from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.fields import text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, audit, redirect, render
+from sponsorbot.web.panel.web import Viewer, audit, audit_changes, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 # An id PostgreSQL's bigint can hold: a longer one in the address bar is a 422, not a DB error.
@@ -261,16 +261,9 @@ async def shop_settings_save(request: Request, bot_id: Id, viewer: ManageBots) -
     old, new = _audited_settings(before), _audited_settings(after)
     if config.api_key:  # a new key typed in, even one that happens to end the same way
         new["trongrid_key"] = "replaced" if old["trongrid_key"] else "set"
-    changed = [k for k in new if old[k] != new[k]]
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "shop.settings_changed",
-            f"@{bot['username']}",
-            before={k: old[k] for k in changed},
-            after={k: new[k] for k in changed},
-        )
+    await audit_changes(
+        request, viewer, "shop.settings_changed", f"@{bot['username']}", old, new, new
+    )
     return redirect(request, f"/bots/{bot_id}/shop?saved=1")
 
 
@@ -421,16 +414,9 @@ async def shop_product_change(
         errors = field_errors(exc)
         return await _product_form(request, viewer, bot_id, values, errors, before, BAD_INPUT)
     old, new = _audited_product(before), _audited_product(after)
-    changed = [k for k in PRODUCT_AUDITED if old[k] != new[k]]
-    if changed:
-        await audit(
-            request,
-            viewer,
-            "shop.product_changed",
-            f"product:{product_id}",
-            before={k: old[k] for k in changed},
-            after={k: new[k] for k in changed},
-        )
+    await audit_changes(
+        request, viewer, "shop.product_changed", f"product:{product_id}", old, new, PRODUCT_AUDITED
+    )
     return redirect(request, f"/bots/{bot_id}/shop/products")
 
 

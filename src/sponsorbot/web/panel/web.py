@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -184,6 +184,29 @@ async def audit(
     await record(
         panel.pool, panel.config.clock(), actor_of(request, viewer), kind, target, before, after
     )
+
+
+async def audit_changes(
+    request: Request,
+    viewer: Viewer,
+    kind: str,
+    target: str,
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    keys: Iterable[str],
+) -> None:
+    """Audit the `keys` whose value `after` differs from `before` (nothing when none does),
+    each side holding only what changed."""
+    changed = [k for k in keys if before.get(k) != after.get(k)]
+    if changed:
+        await audit(
+            request,
+            viewer,
+            kind,
+            target,
+            before={k: before.get(k) for k in changed},
+            after={k: after.get(k) for k in changed},
+        )
 
 
 async def _viewer(request: Request) -> Viewer:
