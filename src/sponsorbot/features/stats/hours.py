@@ -65,6 +65,14 @@ def last_hours(now: datetime, zone: str, count: int) -> list[datetime]:
     return hours[::-1]
 
 
+def hours_between(start: datetime, end: datetime, zone: str) -> list[datetime]:
+    """The starts of the hours from `start` (an hour start) up to `end`, in `zone`."""
+    hours = [start]
+    while (nxt := hour_start(hours[-1] + HOUR, zone)) < end:
+        hours.append(nxt)
+    return hours
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """Whole days in the workspace's zone, `first` to `last` inclusive."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal, get_args
 
-from sponsorbot.features.stats.hours import HOUR, Span, hour_start
+from sponsorbot.features.stats.hours import Span, hours_between
 from sponsorbot.features.stats.report import Report
 
 # The figures compared with the previous period, in the order a page shows them.
@@ -78,7 +78,7 @@ async def overview(report: Report, bots: list[int] | None, span: Span, metric: s
     """Gather a page: its queries run on the pool's connections side by side."""
     metric = metric if metric in METRICS else "started"
     scope = await report.scope(bots, span)
-    before = await report.scope(scope.bots, span.previous())
+    before = scope.previous()
     figures, previous, heat, contents, channels, campaigns = await asyncio.gather(
         report.totals(scope),
         report.totals(before),
@@ -94,11 +94,11 @@ async def overview(report: Report, bots: list[int] | None, span: Span, metric: s
             report.hourly(scope, start, end, [metric]),
             report.hourly(before, p_start, p_end, [metric]),
         )
-        hours = _hours(start, end, scope.zone)
+        hours = hours_between(start, end, scope.zone)
         counts = now_hours.get(metric, {})
         series: list[tuple[datetime | date, int]] = [(h, counts.get(h, 0)) for h in hours]
         then = then_hours.get(metric, {})
-        series_before = [then.get(h, 0) for h in _hours(p_start, p_end, scope.zone)]
+        series_before = [then.get(h, 0) for h in hours_between(p_start, p_end, scope.zone)]
     else:
         now_days, then_days = await asyncio.gather(
             report.daily(scope, [metric]), report.daily(before, [metric])
@@ -124,11 +124,3 @@ async def overview(report: Report, bots: list[int] | None, span: Span, metric: s
         campaigns=campaigns,
         funnel=funnel,
     )
-
-
-def _hours(start: datetime, end: datetime, zone: str) -> list[datetime]:
-    """The hour starts of one day on the workspace's clock (23 to 25 of them)."""
-    hours = [start]
-    while (nxt := hour_start(hours[-1] + HOUR, zone)) < end:
-        hours.append(nxt)
-    return hours

@@ -11,7 +11,7 @@ everything is counted from the facts).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -165,6 +165,10 @@ class Scope:
     zone: str
     usable: bool  # the roll-ups are in this zone (not rebuilding)
     done: datetime  # the roll-ups hold every fact before this
+
+    def previous(self) -> Scope:
+        """The same bots over the span just before, at the same roll-up progress."""
+        return replace(self, span=self.span.previous())
 
     def args(self) -> tuple[Any, ...]:
         """The parameters $1 to $7 the range queries share."""

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.features.stats.hours import RANGES, Span, local_day, span_of
+from sponsorbot.features.stats.hours import RANGES, Span, day_start, local_day, span_of
 from sponsorbot.features.stats.overview import FIGURES, FUNNEL, METRICS, Overview, overview
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel import i18n, stats_chart
@@ -103,7 +103,10 @@ async def stats_page(request: Request, viewer: View) -> Response:
 
     label = _(NAMES[report.metric])
     series = stats_chart.series(
-        [(_moment(when, report.zone), n) for when, n in report.series],
+        [
+            (w if isinstance(w, datetime) else day_start(w, report.zone), n)
+            for w, n in report.series
+        ],
         report.series_before,
         report.zone,
         "hour" if report.per == "hour" else "day",
@@ -126,8 +129,8 @@ async def stats_page(request: Request, viewer: View) -> Response:
         "funnel": stats_chart.funnel([(_(NAMES[k]), n) for k, n in report.funnel]),
         "direct": max(0, report.figures["gate_passed"] - dict(report.funnel)["gate_cleared"]),
         "top": report.top_content(),
-        "first_day": i18n.format_datetime(_moment(span.first, report.zone), report.zone, False),
-        "last_day": i18n.format_datetime(_moment(span.last, report.zone), report.zone, False),
+        "first_day": i18n.format_datetime(day_start(span.first, report.zone), report.zone, False),
+        "last_day": i18n.format_datetime(day_start(span.last, report.zone), report.zone, False),
     }
     return render(request, viewer, "stats.html", context)
 
@@ -192,10 +195,3 @@ def _change(change: float | None) -> dict[str, str | None]:
         return {"text": None, "way": "flat"}
     way = "up" if change > 0 else "down" if change < 0 else "flat"
     return {"text": i18n.format_percent(change * 100, signed=True), "way": way}
-
-
-def _moment(when: datetime | date, zone: str) -> datetime:
-    """A series point as a moment: hours already are; a day is its start on the clock."""
-    if isinstance(when, datetime):
-        return when
-    return Span(when, when).bounds(zone)[0]
