@@ -189,7 +189,7 @@ class Query:
 
     @property
     def empty(self) -> bool:
-        """Nothing typed: the most recently seen visitors."""
+        """Nothing typed: the newest visitors."""
         return self == Query()
 
 

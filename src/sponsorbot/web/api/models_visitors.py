@@ -34,7 +34,8 @@ class VisitorOut(BaseModel):
 
 
 class VisitorPage(BaseModel):
-    """A page of visitors, most recently seen first; ask for page + 1 while has_more."""
+    """A page of visitors (newest first; search matches most recently seen first); ask for
+    page + 1 while has_more."""
 
     items: list[VisitorOut]
     page: int

@@ -43,7 +43,8 @@ def _names() -> dict[str, Any]:
 
 @router.get("/visitors")
 async def visitors_page(request: Request, viewer: View) -> Response:
-    """The people the bots know, most recently seen first, searched and filtered by bot."""
+    """The people the bots know, newest first (matches of a search: most recently seen
+    first), filtered by bot."""
     bots = await services_of(request).bots.all()
     q = request.query_params
     query = q.get("q", "").strip()[: visitors.MAX_QUERY]
