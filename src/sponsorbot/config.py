@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from enum import StrEnum
@@ -50,6 +51,10 @@ def _check_http_url(value: str, name: str) -> str:
     return value.rstrip("/")
 
 
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.replace(" ", ",").split(",") if part.strip()]
+
+
 class Settings(BaseSettings):
     """Every setting of DESIGN.md §5, plus the engine's tuning knobs."""
 
@@ -64,6 +69,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     telegram_api: str = "https://api.telegram.org"
     public_url: str | None = None
+    panel_url: str | None = None
+    trusted_proxies: str = ""
+    cookie_secure: bool | None = None
+    metrics_token: SecretStr | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     secret_key: SecretStr | None = None
@@ -84,6 +93,8 @@ class Settings(BaseSettings):
     worker_slots: int = Field(default=32, ge=1, le=1024)
     lock_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=8, ge=1, le=100)
+    retry_for_h: float = Field(default=24.0, gt=0, le=24 * 30)
+    retry_cap_s: float = Field(default=600.0, ge=1, le=86400)
     send_per_bot_per_s: int = Field(default=25, ge=1, le=1000)
     send_per_chat_per_s: int = Field(default=3, ge=1, le=100)
     send_concurrency: int = Field(default=4, ge=1, le=64)
@@ -118,12 +129,27 @@ class Settings(BaseSettings):
     def _price_url(cls, value: str) -> str:
         return _check_http_url(value, "a price source's base URL")
 
-    @field_validator("public_url", "trongrid_url")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: str) -> str:
+        for part in _split(value):
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an IP address or network") from None
+        return value
+
+    @field_validator("public_url", "panel_url", "trongrid_url")
     @classmethod
     def _optional_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
             return None
         return _check_http_url(value, "the URL")
+
+    @cached_property
+    def trusted_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """The reverse proxies whose forwarding headers are believed (empty: none)."""
+        return tuple(ipaddress.ip_network(p, strict=False) for p in _split(self.trusted_proxies))
 
     @cached_property
     def resolved_trongrid_url(self) -> str:
@@ -156,7 +182,7 @@ class Settings(BaseSettings):
 
 
 # Values never echoed back in an error: they may hold passwords or keys.
-_SECRET_FIELDS = frozenset({"secret_key", "trongrid_api_key", "database_url"})
+_SECRET_FIELDS = frozenset({"secret_key", "trongrid_api_key", "database_url", "metrics_token"})
 
 
 class SettingsError(Exception):
