@@ -38,6 +38,7 @@ def content_row(**person: Any) -> dict[str, Any]:
     """What BY_CODE / BY_ID answer for a known, enabled document and this person."""
     row = {
         "id": CONTENT,
+        "code": CODE,
         "kind": "document",
         "items": [{"kind": "document", "file_id": "FILE"}],
         "caption": None,
@@ -109,7 +110,7 @@ async def test_a_member_of_some_channels_sees_only_the_missing_ones() -> None:
     [gate] = sent(ctx, "sendMessage")
     buttons = [b for row in gate.params["reply_markup"]["inline_keyboard"] for b in row]
     assert [b.get("url") for b in buttons] == ["https://t.me/second", None]
-    assert Joined.unpack(buttons[-1]["callback_data"]) == Joined(CONTENT)
+    assert Joined.unpack(buttons[-1]["callback_data"]) == Joined(CODE)
     assert gate.ref is not None and gate.ref.startswith(f"gate:{USER}:")
     assert sent(ctx, "sendDocument") == []
     assert SEEN_WITH_GATE in statements(ctx)
@@ -141,10 +142,10 @@ async def test_i_ve_joined_twice_first_still_missing_then_through() -> None:
     visitor, telegram, reads = gate_of_two()
     telegram.joined(FIRST, USER)
     reads.on(
-        BY_ID, lambda *_: content_row(gate_content_id=CONTENT, gate_ref="gate:g", gate_checks=1)
+        BY_CODE, lambda *_: content_row(gate_content_id=CONTENT, gate_ref="gate:g", gate_checks=1)
     )
     first = context(telegram, reads, USER)
-    await visitor.joined(button(USER, Joined(CONTENT).pack()), first)
+    await visitor.joined(button(USER, Joined(CODE).pack()), first)
     [answer] = sent(first, "answerCallbackQuery")
     assert answer.params["show_alert"] is True and "Second" in answer.params["text"]
     [edit] = sent(first, "editMessageText")
@@ -154,10 +155,10 @@ async def test_i_ve_joined_twice_first_still_missing_then_through() -> None:
 
     telegram.joined(SECOND, USER)
     reads.on(
-        BY_ID, lambda *_: content_row(gate_content_id=CONTENT, gate_ref="gate:g", gate_checks=2)
+        BY_CODE, lambda *_: content_row(gate_content_id=CONTENT, gate_ref="gate:g", gate_checks=2)
     )
     second = context(telegram, reads, USER)
-    await visitor.joined(button(USER, Joined(CONTENT).pack()), second)
+    await visitor.joined(button(USER, Joined(CODE).pack()), second)
     [answer] = sent(second, "answerCallbackQuery")
     assert "show_alert" not in answer.params
     assert sent(second, "deleteMessage")[0].params["message_id"] == 50
@@ -173,6 +174,26 @@ async def test_a_forged_joined_button_is_answered_and_reads_nothing() -> None:
     assert answer.params["callback_query_id"] == f"cq{USER}"
     assert BY_ID not in reads.asked
     assert sent(ctx, "sendDocument") == []
+
+
+async def test_a_joined_button_with_another_items_id_delivers_nothing() -> None:
+    """H1: "I've joined" with a sequential id walked every item; an id counts only for the
+    gate this person was shown (buttons sent before codes rode on them)."""
+    visitor, telegram, reads = gate_of_two()
+    telegram.joined(FIRST, USER)
+    telegram.joined(SECOND, USER)
+    reads.on(BY_CODE, lambda *_: content_row(id=None))
+    reads.on(BY_ID, lambda bot, cid, user: content_row(id=cid, gate_content_id=CONTENT))
+    for forged in (f"j:{CONTENT + 1}", "j:1", "j:Zz9Zz9Zz9Zz9"):
+        ctx = context(telegram, reads, USER)
+        await visitor.joined(button(USER, forged), ctx)
+        assert sent(ctx, "sendDocument") == [], forged
+        [answer] = sent(ctx, "answerCallbackQuery")
+        assert "show_alert" not in answer.params
+
+    ctx = context(telegram, reads, USER)
+    await visitor.joined(button(USER, f"j:{CONTENT}"), ctx)
+    assert len(sent(ctx, "sendDocument")) == 1
 
 
 async def test_start_without_a_code_gets_the_welcome() -> None:

@@ -1,4 +1,4 @@
-"""Callback data as small typed objects: `Joined(content_id=5).pack()` is `"j:5"`.
+"""Callback data as small typed objects: `AdProduct(product_id=5).pack()` is `"adp:5"`.
 
 Telegram gives a button's data back exactly as the client sends it, and the client is anyone:
 `unpack` trusts nothing (the prefix, the number of parts, each part's shape), and a feature

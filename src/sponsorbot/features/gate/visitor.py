@@ -8,6 +8,7 @@ that one statement (UnitOfWork.write_alone).
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,7 +29,7 @@ from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.features.texts import escape, language_of, render
 
 LOOKUP = """
-SELECT c.id, c.kind, c.items, c.caption, c.protect, c.auto_delete_s, c.enabled,
+SELECT c.id, c.code, c.kind, c.items, c.caption, c.protect, c.auto_delete_s, c.enabled,
        p.gate_content_id, p.gate_ref, p.gate_checks,
        ARRAY(SELECT j.chat_id FROM join_requests j
              WHERE j.bot_id = $1 AND j.user_id = $3 AND j.status = 'pending') AS pending
@@ -55,13 +56,19 @@ SET last_seen = now(), language = COALESCE(excluded.language, people.language), 
     gate_checks = excluded.gate_checks, gate_joined = false
 """
 MAX_ANSWER = 200  # answerCallbackQuery text limit
+# Gate messages sent before the button carried the code name the content by its id.
+LEGACY_ID = re.compile(r"^\d{1,18}$")
 
 
 @dataclass(frozen=True, slots=True)
 class Joined(CallbackData, prefix="j"):
-    """The gate's "I've joined" button: which content it is for."""
+    """The gate's "I've joined" button: the content's random code, never its sequential id.
 
-    content_id: int
+    Callback data is written by the client, so an id would let anyone past one gate walk
+    every item (the security review, H1); the code is what the visitor's link already held.
+    """
+
+    code: str
 
 
 @dataclass(slots=True)
@@ -140,7 +147,7 @@ class Visitor:
         language = turn.user.get("language_code")
         if missing:
             ref = f"gate:{user_id}:{secrets.token_hex(6)}"
-            text, markup = gate_message(missing, row["id"], turn.lang, turn.config)
+            text, markup = gate_message(missing, row["code"], turn.lang, turn.config)
             ctx.uow.queue(calls.send_message(user_id, text, markup=markup, ref=ref))
             ctx.uow.write_alone(
                 SEEN_WITH_GATE, ctx.bot.id, user_id, language, row["id"], ref, 1, *names(turn.user)
@@ -168,9 +175,7 @@ class Visitor:
         pressed = Joined.parse(query.get("data"))
         message = query.get("message") or {}
         message_id = message.get("message_id")
-        row = None
-        if pressed is not None:
-            row = await ctx.db.fetchrow(BY_ID, ctx.bot.id, pressed.content_id, user_id)
+        row = await self._pressed(ctx, pressed, user_id) if pressed is not None else None
         if row is None or row["id"] is None or not row["enabled"]:
             turn.answer(query, "gate_outdated")
             return
@@ -182,7 +187,7 @@ class Visitor:
             titles = ", ".join(c.title for c in missing)
             turn.answer(query, "still_missing", alert=True, titles=titles)
             if isinstance(message_id, int):
-                text, markup = gate_message(missing, row["id"], turn.lang, turn.config)
+                text, markup = gate_message(missing, row["code"], turn.lang, turn.config)
                 uow.queue(calls.edit_message_text(user_id, message_id, text, markup=markup))
             if current:
                 uow.write_in_order(
@@ -199,6 +204,19 @@ class Visitor:
             )
             deliver(uow, user_id, dict(row), turn.lang, turn.config, events)
         events.flush(uow)
+
+    async def _pressed(self, ctx: Context, pressed: Joined, user_id: int) -> Any:
+        """The content and person a "I've joined" button names, or None when it names nothing
+        this person may have: an old button's id counts only for the gate they were shown."""
+        if CODE_SHAPE.match(pressed.code):
+            row = await ctx.db.fetchrow(BY_CODE, ctx.bot.id, pressed.code, user_id)
+            if row is not None and row["id"] is not None:
+                return row
+        if LEGACY_ID.match(pressed.code):
+            row = await ctx.db.fetchrow(BY_ID, ctx.bot.id, int(pressed.code), user_id)
+            if row is not None and row["id"] is not None and row["gate_content_id"] == row["id"]:
+                return row
+        return None
 
     async def _missing(
         self, ctx: Context, turn: _Turn, pending: list[int] | None
@@ -254,7 +272,7 @@ class Visitor:
 
 
 def gate_message(
-    missing: list[GateChannel], content_id: int, lang: str, config: BotConfig
+    missing: list[GateChannel], code: str, lang: str, config: BotConfig
 ) -> tuple[str, dict[str, Any]]:
     """The gate's text and keyboard: the missing channels as join buttons, then "I've joined"."""
     lines = "\n".join(f"• {escape(c.title)}" for c in missing)
@@ -264,7 +282,7 @@ def gate_message(
         if (url := c.url) is not None
     ]
     joined = render("joined_button", lang, config.texts, html=False)
-    rows.append([{"text": joined, "callback_data": Joined(content_id).pack()}])
+    rows.append([{"text": joined, "callback_data": Joined(code).pack()}])
     text = render("gate", lang, config.texts, raw={"channels": lines})
     return text, {"inline_keyboard": rows}
 
