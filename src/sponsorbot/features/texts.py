@@ -7,7 +7,7 @@ text and is escaped like every value put into a text. Escaping touches exactly `
 
 from __future__ import annotations
 
-import string
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +59,15 @@ _VISITOR: dict[str, dict[str, str]] = {
 DEFAULTS = {lang: {**_VISITOR[lang], **SHOP_TEXTS[lang]} for lang in LANGUAGES}
 KEYS = frozenset(DEFAULTS["en"])
 MAX_TEXT = 1000
+# A placeholder is `{name}` and nothing more; `{{` and `}}` are braces. Texts are filled by this
+# pattern, not str.format, whose format specs and attribute lookups an owner could abuse
+# (`{title:>99999999999}` allocated gigabytes per visitor: the security review, M2).
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+_NAME = re.compile(r"^[a-z_]{1,32}$")
+
+
+class _Unbalanced(ValueError):
+    """A lone { or } in a text."""
 
 
 def escape(text: str) -> str:
@@ -74,8 +83,31 @@ def language_of(code: str | None) -> str:
 
 
 def placeholders(template: str) -> set[str]:
-    """The {names} a template uses."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    """What a template writes in braces: `{title}` gives "title", `{title:>9}` gives
+    "title:>9" (which no text allows). _Unbalanced (a ValueError) for a lone brace."""
+    found = set()
+    for match in _FIELD.finditer(template):
+        token = match.group(0)
+        if token in ("{", "}"):
+            raise _Unbalanced(token)
+        if match.group(1) is not None:
+            found.add(match.group(1))
+    return found
+
+
+def _fill(template: str, fields: Mapping[str, str]) -> str:
+    """Put `fields` into a template's {names}; KeyError for a name it lacks."""
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name = match.group(1)
+        if name is None or not _NAME.match(name):
+            raise KeyError(token)
+        return fields[name]
+
+    return _FIELD.sub(one, template)
 
 
 def text_problem(key: str, text: str) -> dict[str, Any] | None:
@@ -120,7 +152,7 @@ def render(
     if not html:
         template = template.replace("<b>", "").replace("</b>", "")
     try:
-        return template.format_map(fields)
-    except (KeyError, IndexError, ValueError):
+        return _fill(template, fields)
+    except KeyError:
         # An override naming a placeholder we do not have: fall back rather than fail a visitor.
-        return DEFAULTS[language][key].format_map(fields)
+        return _fill(DEFAULTS[language][key], fields)
