@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated
@@ -134,6 +134,37 @@ def status() -> None:
         typer.echo(status_table(rows))
 
     run_async(_main())
+
+
+@app.command()
+def redrive(
+    bot: Annotated[int | None, typer.Option(min=1, help="Only this bot (its id).")] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option(help="Only what arrived at or after this time (ISO 8601, UTC if no zone)."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count them.")] = False,
+) -> None:
+    """Queue dead updates and messages given up after network errors again, once the cause
+    (an outage, a bug since fixed) is gone."""
+    from sponsorbot.db.database import open_database
+    from sponsorbot.engine.redrive import Redriven, waiting
+    from sponsorbot.engine.redrive import redrive as queue_again
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+    when = since.replace(tzinfo=UTC) if since is not None and since.tzinfo is None else since
+    result: list[Redriven] = []
+
+    async def _main() -> None:
+        async with open_database(settings, "redrive") as db:
+            act = waiting if dry_run else queue_again
+            result.append(await act(db.pool, bot, when))
+
+    run_async(_main())
+    done = result[0]
+    verb = "would queue" if dry_run else "queued"
+    typer.echo(f"{verb} {done.updates} dead update(s) and {done.messages} message(s) again")
 
 
 @app.command("setup-code")

@@ -94,7 +94,7 @@ class Settings(BaseSettings):
     lock_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=8, ge=1, le=100)
     retry_for_h: float = Field(default=24.0, gt=0, le=24 * 30)
-    retry_cap_s: float = Field(default=600.0, ge=1, le=86400)
+    retry_cap_s: float = Field(default=600.0, ge=0.1, le=86400)
     send_per_bot_per_s: int = Field(default=25, ge=1, le=1000)
     send_per_chat_per_s: int = Field(default=3, ge=1, le=100)
     send_concurrency: int = Field(default=4, ge=1, le=64)

@@ -11,3 +11,18 @@ DB_ERRORS: tuple[type[Exception], ...] = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
 )
+
+# SQLSTATE classes of a failure of the connection or the server rather than of the statement:
+# connection exception, transaction rollback (serialization, deadlock), insufficient
+# resources, operator intervention (shutdown, restart).
+_TRANSIENT_CLASSES = frozenset({"08", "40", "53", "57"})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when the same statement may well succeed later: the database restarted, the
+    connection dropped, or a deadlock chose us; not a constraint or a data error."""
+    if isinstance(exc, OSError | asyncpg.InterfaceError | TimeoutError):
+        return True
+    if isinstance(exc, asyncpg.PostgresError):
+        return str(getattr(exc, "sqlstate", "") or "")[:2] in _TRANSIENT_CLASSES
+    return False

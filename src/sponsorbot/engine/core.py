@@ -15,6 +15,7 @@ from sponsorbot.engine.intake import Intake
 from sponsorbot.engine.leases import Leases, new_owner
 from sponsorbot.engine.manager import BotManager
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.scheduler import Scheduler
 from sponsorbot.engine.token_box import TokenBox
@@ -51,6 +52,7 @@ class Engine:
             allowed_updates=self.router.kinds,
         )
         self.intake = Intake(pool, self.notifier)
+        self.pauses = Pauses()
         self.leases = Leases(pool, new_owner(), settings.lease_s)
         self.manager = BotManager(
             pool,
@@ -61,7 +63,8 @@ class Engine:
             per_bot=settings.send_per_bot_per_s,
             per_chat=settings.send_per_chat_per_s,
             concurrency=settings.send_concurrency,
-            max_attempts=settings.max_attempts,
+            retry_for_s=settings.retry_for_h * 3600,
+            retry_cap_s=settings.retry_cap_s,
         )
         self.worker = Worker(
             pool,
@@ -73,7 +76,10 @@ class Engine:
             lock_s=settings.lock_timeout_s,
             max_attempts=settings.max_attempts,
             retry_base_s=retry_base_s,
+            retry_cap_s=settings.retry_cap_s,
+            retry_for_s=settings.retry_for_h * 3600,
             offer=self.manager.offer,
+            pauses=self.pauses,
         )
         self.scheduler = Scheduler(pool, self.leases)
         retention_s = settings.retention_days * 86400

@@ -126,13 +126,25 @@ def done_with(statements: tuple[str, ...]) -> str:
     return "WITH " + ", ".join(parts) + ", " + _DONE + _LOST_CHECK
 
 
+# A failure, decided in the database: a real error ($6 false) counts towards $3 failures; a
+# transient one ($6 true) only ends the update once it has been retried for $7 seconds.
 MARK_FAILED = """
-UPDATE inbox SET status = CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END,
-                 next_attempt_at = now() + make_interval(secs => $4),
-                 locked_until = NULL, error = $5,
-                 handled_at = CASE WHEN attempts >= $3 THEN clock_timestamp() END
-WHERE id = $1 AND status = 'processing' AND attempts = $2
-RETURNING status
+WITH verdict AS (
+    SELECT id,
+           CASE WHEN (NOT $6 AND failures + 1 >= $3)
+                  OR ($6 AND COALESCE(retry_since, received_at) < now() - make_interval(secs => $7))
+                THEN 'dead' ELSE 'pending' END AS status
+    FROM inbox
+    WHERE id = $1 AND status = 'processing' AND attempts = $2
+)
+UPDATE inbox i SET status = v.status,
+                   failures = i.failures + (NOT $6)::int,
+                   next_attempt_at = now() + make_interval(secs => $4),
+                   locked_until = NULL, error = $5,
+                   handled_at = CASE WHEN v.status = 'dead' THEN clock_timestamp() END
+FROM verdict v
+WHERE i.id = v.id AND i.status = 'processing' AND i.attempts = $2
+RETURNING i.status
 """
 # Shutdown: give back rows not started, without counting an attempt.
 RELEASE = """
@@ -203,5 +215,6 @@ async def claim(
 
 def retry_delay(attempts: int, base_s: float, cap_s: float) -> float:
     """Exponential delay with full-range jitter: base * 2^(n-1), between half and the whole."""
-    ceiling: float = min(cap_s, base_s * 2.0 ** max(0, attempts - 1))
+    # The exponent is bounded so that a row retried for days cannot overflow a float.
+    ceiling: float = min(cap_s, base_s * 2.0 ** min(60, max(0, attempts - 1)))
     return ceiling * (0.5 + random.random() / 2)

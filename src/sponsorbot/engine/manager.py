@@ -45,7 +45,8 @@ class BotManager:
         per_bot: int = 25,
         per_chat: int = 3,
         concurrency: int = 4,
-        max_attempts: int = 8,
+        retry_for_s: float = 86400.0,
+        retry_cap_s: float = 600.0,
         retry_lease_s: float = 2.0,
     ) -> None:
         self.pool = pool
@@ -56,7 +57,8 @@ class BotManager:
         self.per_bot = per_bot
         self.per_chat = per_chat
         self.concurrency = concurrency
-        self.max_attempts = max_attempts
+        self.retry_for_s = retry_for_s
+        self.retry_cap_s = retry_cap_s
         self.retry_lease_s = retry_lease_s
         self.bots: dict[int, ActiveBot] = {}
         self.claimable: dict[int, ActiveBot] = {}
@@ -185,7 +187,8 @@ class BotManager:
                 link,
                 limiter,
                 concurrency=self.concurrency,
-                max_attempts=self.max_attempts,
+                retry_for_s=self.retry_for_s,
+                retry_cap_s=self.retry_cap_s,
                 lease=(name, self.leases.owner),
             )
             self.senders[bot.info.id] = sender

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
@@ -53,6 +54,9 @@ BG_SLICE_S = 0.2
 BG_HEADROOM = 1
 BG_IN_FLIGHT = 64
 PAID_PER_S = 1000
+# The error of a row given up after network errors or 5xx for the whole retry time; a re-drive
+# (`sponsorbot redrive`) queues exactly these again.
+GAVE_UP = "gave up after repeated network errors"
 
 
 @dataclass(slots=True)
@@ -78,18 +82,21 @@ class Sender(BotJob):
         limiter: RateLimiter,
         *,
         concurrency: int = 4,
-        max_attempts: int = 8,
+        retry_for_s: float = 86400.0,
+        retry_cap_s: float = 600.0,
         lease: tuple[str, str],
     ) -> None:
         super().__init__(link)
         self.limiter = limiter
         self.concurrency = concurrency
-        self.max_attempts = max_attempts
+        self.retry_for_s = retry_for_s
+        self.retry_cap_s = retry_cap_s
         self.lease = lease
         self._queues: dict[int, deque[OutboxRow]] = {}
         self._ready: asyncio.Queue[int] = asyncio.Queue()
         self._scheduled: set[int] = set()  # chats that are ready, busy or waiting out a backoff
         self._tries: dict[int, int] = {}
+        self._failing_since: dict[int, float] = {}  # row id -> first transient failure
         self._in_hand: set[int] = set()
         self._refs: OrderedDict[str, int] = OrderedDict()
         self._batch = BatchRecord([], [], [])
@@ -243,14 +250,26 @@ class Sender(BotJob):
             if isinstance(result, _Retry):
                 tries = self._tries.get(row.id, 0) + 1
                 self._tries[row.id] = tries
-                if row.attempts + tries < self.max_attempts:
-                    delay: float = result.delay * 2.0 ** (tries - 1)
-                    return delay * (0.5 + random.random() / 2)
-                result = Outcome(row.id, "failed", "gave up after repeated network errors")
+                delay = self._backoff(row.id, tries, result.delay)
+                if delay is not None:
+                    return delay
+                result = Outcome(row.id, "failed", GAVE_UP)
             queue.popleft()
+            self._failing_since.pop(row.id, None)
             result.tries = self._tries.pop(row.id, 0) + 1
             self._batch.outcomes.append(result)
         return None
+
+    def _backoff(self, row_id: int, tries: int, base_s: float) -> float | None:
+        """The wait before trying a row again after a transient failure, or None once it has
+        failed for the whole retry time (hours, not a count: the security review, H3)."""
+        now = time.monotonic()
+        since = self._failing_since.setdefault(row_id, now)
+        if now - since >= self.retry_for_s:
+            self._failing_since.pop(row_id, None)
+            return None
+        ceiling = min(self.retry_cap_s, base_s * 2.0 ** min(30, tries - 1))
+        return ceiling * (0.5 + random.random() / 2)
 
     async def _background(self) -> None:
         """Claim background rows a few at a time and send each as soon as a slot is free."""
@@ -330,13 +349,15 @@ class Sender(BotJob):
                     return
                 elif isinstance(result, _Retry):
                     tries += 1
-                    if row.attempts + tries >= self.max_attempts:
-                        failed = Outcome(row.id, "failed", "gave up after repeated network errors")
+                    delay = self._backoff(row.id, tries, result.delay)
+                    if delay is None:
+                        failed = Outcome(row.id, "failed", GAVE_UP)
                         failed.tries = tries
                         self._batch.outcomes.append(failed)
                         return
-                    await asyncio.sleep(result.delay * 2.0 ** (tries - 1))
+                    await asyncio.sleep(delay)
                 else:
+                    self._failing_since.pop(row.id, None)
                     result.tries = tries + 1
                     self._batch.outcomes.append(result)
                     return

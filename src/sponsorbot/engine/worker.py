@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import time
 from collections.abc import Callable
 
 import asyncpg
 
+from sponsorbot.db import errors as db_errors
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.inbox import DONE_AND_ENQUEUE, LOST_CLAIM, done_with
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
+from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
-from sponsorbot.telegram import BotApi, scrub
+from sponsorbot.telegram import BotApi, TelegramError, scrub
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,18 @@ class _LostClaim(Exception):
     """Our lock expired and another worker took the update: our writes must not commit."""
 
 
+def transient(exc: BaseException) -> tuple[bool, float | None]:
+    """Whether a handler's failure may pass by itself, and the wait Telegram asked for.
+
+    Telegram's 5xx and 429, the network and a database restart are transient: retried for
+    hours without counting as a failure. Anything else (a bug, a refusal) is a failure.
+    """
+    if isinstance(exc, TelegramError):
+        wait = exc.retry_after if exc.error_code == 429 else None
+        return exc.is_transient, wait
+    return db_errors.is_transient(exc), None
+
+
 class Worker:
     """Claims updates of the active bots and runs their handlers."""
 
@@ -52,7 +68,9 @@ class Worker:
         max_attempts: int = 8,
         retry_base_s: float = 1.0,
         retry_cap_s: float = 600.0,
+        retry_for_s: float = 86400.0,
         offer: Offer | None = None,
+        pauses: Pauses | None = None,
     ) -> None:
         self.pool = pool
         self.router = router
@@ -64,7 +82,9 @@ class Worker:
         self.max_attempts = max_attempts
         self.retry_base_s = retry_base_s
         self.retry_cap_s = retry_cap_s
+        self.retry_for_s = retry_for_s
         self.offer: Offer = offer or _nobody
+        self.pauses = pauses or Pauses()
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self._threshold = max(1, slots // 4)
         self.handled = 0
@@ -97,7 +117,8 @@ class Worker:
     async def _claim(self, free: int) -> int:
         bots = self.bots()
         try:
-            rows = await inbox.claim(self.pool, list(bots), free, self.lock_s)
+            ready = self.pauses.allowed(bots)
+            rows = await inbox.claim(self.pool, ready, free, self.lock_s)
         except DB_ERRORS as exc:
             log.warning("claim failed, trying again shortly: %s", exc)
             await asyncio.sleep(1)
@@ -177,15 +198,15 @@ class Worker:
 
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
         error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
-        delay = inbox.retry_delay(row.attempts, self.retry_base_s, self.retry_cap_s)
-        try:
-            status = await self.pool.fetchval(
-                inbox.MARK_FAILED, row.id, row.attempts, self.max_attempts, delay, error
-            )
-        except DB_ERRORS as db_exc:
-            # The lock expires and another attempt follows: nothing is lost.
-            log.warning("could not record failure of update %s: %s", row.id, db_exc)
-            return
+        passing, wait = transient(exc)
+        if wait is not None:
+            # Telegram's own wait, plus a little so a bot's updates do not all return at once.
+            delay = wait * (1 + random.random() / 10)
+            self.pauses.pause(row.bot_id, wait)
+        else:
+            delay = inbox.retry_delay(row.attempts, self.retry_base_s, self.retry_cap_s)
+        args = (row.id, row.attempts, self.max_attempts, delay, error, passing, self.retry_for_s)
+        status = await self._record_failure(row, args)
         if status == "dead":
             log.error(
                 "update %s of bot %s is dead after %d attempts: %s",
@@ -194,14 +215,32 @@ class Worker:
                 row.attempts,
                 error,
             )
-        else:
+        elif status is not None:
             log.info(
-                "update %s failed (attempt %d), retry in %.1fs: %s",
+                "update %s failed (attempt %d%s), retry in %.1fs: %s",
                 row.id,
                 row.attempts,
+                ", transient" if passing else "",
                 delay,
                 error,
             )
+
+    async def _record_failure(self, row: inbox.InboxRow, args: tuple[object, ...]) -> str | None:
+        """Write the failure; while the database is away, keep trying until the lock would
+        expire anyway, so an update in hand during a restart is retried in seconds, not after
+        the whole lock time. None when it could not be written (the lock's expiry retries it)."""
+        deadline = time.monotonic() + self.lock_s
+        pause = 0.2
+        while True:
+            try:
+                status: str | None = await self.pool.fetchval(inbox.MARK_FAILED, *args)
+                return status
+            except DB_ERRORS as db_exc:
+                if not db_errors.is_transient(db_exc) or time.monotonic() + pause > deadline:
+                    log.warning("could not record failure of update %s: %s", row.id, db_exc)
+                    return None
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
 
     async def _drain(self, grace_s: float) -> None:
         if not self._in_hand:

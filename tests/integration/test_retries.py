@@ -1,0 +1,143 @@
+"""Retries bounded by age, Telegram's wait honoured, and the re-drive (the security review, H3).
+
+Timings come from settings: the outage here lasts seconds, the retry budget is shrunk to match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from tests.integration.gatekit import BOT, gate_of, running_gate
+from tests.kit import eventually
+
+# What a visitor's answer needs from Telegram; getUpdates keeps working, as intake does in an
+# outage of the Bot API's sending side.
+ANSWERING = (
+    "getChatMember",
+    "sendMessage",
+    "sendDocument",
+    "deleteMessage",
+    "answerCallbackQuery",
+    "editMessageText",
+)
+
+
+def has_file(messages: list[dict[str, Any]]) -> bool:
+    return any(m["media"] and m["media"]["kind"] == "document" for m in messages)
+
+
+async def test_an_outage_longer_than_the_old_retry_budget_loses_no_visitor(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """H3: with 8 attempts at 1 s, updates went dead in about two minutes of 502s; now
+    transient failures are retried for `retry_for_h`, and every visitor is answered once."""
+    # retry_base_s is 0.02 in the test engine: 8 counted attempts would end in about 5 s.
+    async with running_gate(pool, db_dsn, tmp_path, retry_cap_s=0.5, max_attempts=8) as g:
+        members, strangers = [], []
+        for n in range(6):
+            visitor = await g.visitor()
+            if n % 2:
+                for channel in g.channels:
+                    await g.tg.sim.join(visitor, channel["id"])
+                members.append(visitor)
+            else:
+                strangers.append(visitor)
+        for method in ANSWERING:
+            await g.tg.sim.set_fault(method, error_rate=1.0, status=502)
+        loop = asyncio.get_running_loop()
+        outage_ends = loop.time() + 8.0
+        for visitor in [*members, *strangers]:
+            await g.tg.sim.open_link(visitor, BOT, g.content["code"])
+            await asyncio.sleep(0.5)
+
+        # Members pass at once (their joins were seen) and their files wait in the sender;
+        # strangers' updates fail in the read phase, asking Telegram who joined.
+        async def failing() -> bool:
+            n = await pool.fetchval("SELECT count(*) FROM inbox WHERE error LIKE '%502%'")
+            return bool(n >= len(strangers))
+
+        await eventually(failing)
+        await asyncio.sleep(max(0.0, outage_ends - loop.time()))
+        assert await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'dead'") == 0
+        await g.tg.sim.clear_faults()
+
+        for visitor in members:
+            messages = await g.wait_for(visitor, has_file, timeout=30)
+            documents = [m for m in messages if m["media"]]
+            assert len(documents) == 1
+        for visitor in strangers:
+            messages = await g.wait_for(visitor, gate_of, timeout=30)
+            assert not has_file(messages)
+            assert len(messages) == 1
+        counts = await pool.fetchrow(
+            "SELECT count(*) FILTER (WHERE status = 'dead') AS dead,"
+            " max(failures) AS failures FROM inbox"
+        )
+        assert counts["dead"] == 0 and counts["failures"] == 0
+        failed = await pool.fetchval("SELECT count(*) FROM outbox WHERE status = 'failed'")
+        assert failed == 0
+
+
+async def test_a_429_in_the_read_phase_waits_as_told_and_spends_no_attempt(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """H3: each 429 of getChatMember used up an attempt and retry_after was ignored."""
+    async with running_gate(pool, db_dsn, tmp_path, max_attempts=2) as g:
+        visitor = await g.visitor()
+        since = (await g.tg.sim.call_log())[-1]["seq"]
+        await g.tg.sim.set_fault("getChatMember", force_429_next=3, retry_after=1)
+        await g.tg.sim.open_link(visitor, BOT, g.content["code"])
+        await g.wait_for(visitor, gate_of, timeout=30)
+        row = await pool.fetchrow(
+            "SELECT status, failures, attempts FROM inbox"
+            " WHERE payload->'message'->'from'->>'id' = $1::text",
+            str(visitor),
+        )
+        assert row["status"] == "done" and row["failures"] == 0
+        assert row["attempts"] >= 2
+        calls = [c for c in await g.tg.sim.call_log(since) if c["method"] == "getChatMember"]
+        refused = [c for c in calls if c["error_code"] == 429]
+        assert len(refused) == 3
+        # The two channels are asked at once; each retry came the second Telegram asked for
+        # after the refusal before it.
+        moments = sorted(c["ts"] for c in calls)
+        gaps = [b - a for a, b in zip(moments, moments[1:], strict=False) if b - a > 0.2]
+        assert len(gaps) >= 2 and min(gaps) >= 0.95
+
+
+async def test_updates_dead_after_the_retry_time_are_redriven_by_the_command(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """H3: nothing re-queued dead updates; `sponsorbot redrive` does, and they are answered."""
+    async with running_gate(pool, db_dsn, tmp_path, retry_for_h=1 / 3600, retry_cap_s=0.2) as g:
+        visitor = await g.visitor()
+        await g.tg.sim.set_fault("getChatMember", error_rate=1.0, status=502)
+        await g.tg.sim.open_link(visitor, BOT, g.content["code"])
+
+        async def dead() -> bool:
+            return bool(await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'dead'"))
+
+        await eventually(dead)
+        assert await g.bot_messages(visitor) == []
+        await g.tg.sim.clear_faults()
+        env = {
+            **os.environ,
+            "SPONSORBOT_DATABASE_URL": db_dsn,
+            "SPONSORBOT_DATA_DIR": str(tmp_path),
+        }
+        command = [sys.executable, "-m", "sponsorbot", "redrive", "--bot", str(g.bot["id"])]
+        counted = subprocess.run(
+            [*command, "--dry-run"], env=env, capture_output=True, text=True, check=True
+        )
+        assert "would queue 1 dead update(s) and 0 message(s)" in counted.stdout
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        assert "queued 1 dead update(s)" in done.stdout
+        await g.wait_for(visitor, gate_of, timeout=30)
+        assert await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'dead'") == 0
