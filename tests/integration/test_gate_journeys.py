@@ -276,3 +276,42 @@ async def test_file_sent_in_a_batch_by_an_uploader_gets_one_link(
         await g.tg.sim.open_link(visitor, BOT, code)
         got = await g.wait_for(visitor, lambda ms: len(ms) == 2)
         assert [m["media"]["kind"] for m in got] == ["document", "photo"]
+
+
+async def test_a_stranger_making_the_bot_admin_does_not_add_their_chat(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """M16: any promotion to admin used to upsert the chat into the owner's channel list."""
+    async with running_gate(pool, db_dsn, tmp_path, channels=1) as g:
+        stranger = await g.tg.sim.create_user("Stranger")
+        uploader = await g.tg.sim.create_user("Uploader")
+        await pool.execute(
+            "INSERT INTO uploaders (bot_id, user_id) VALUES ($1, $2)", g.bot["id"], uploader["id"]
+        )
+        theirs = await g.tg.sim.create_channel("Buy followers", owner_id=stranger["id"])
+        ours = await g.tg.sim.create_channel("Our news", owner_id=uploader["id"])
+        await g.tg.sim.make_admin(theirs["id"], g.bot["id"])
+        await g.tg.sim.make_admin(ours["id"], g.bot["id"])
+
+        async def picked_up() -> bool:
+            return bool(
+                await pool.fetchval(
+                    "SELECT count(*) FROM channels WHERE bot_id = $1 AND chat_id = $2",
+                    g.bot["id"],
+                    ours["id"],
+                )
+            )
+
+        await eventually(picked_up)
+
+        async def both_handled() -> bool:
+            n = await pool.fetchval(
+                "SELECT count(*) FROM inbox WHERE bot_id = $1 AND kind = 'my_chat_member'"
+                " AND status = 'done'",
+                g.bot["id"],
+            )
+            return bool(n >= 2)
+
+        await eventually(both_handled)
+        titles = await pool.fetch("SELECT title FROM channels WHERE bot_id = $1", g.bot["id"])
+        assert "Buy followers" not in [r["title"] for r in titles]

@@ -51,7 +51,17 @@ UPDATE channels SET status = $3, missing = $4, last_error = $5, checked_at = now
 WHERE bot_id = $1 AND chat_id = $2
 """
 DELETE = "DELETE FROM channels WHERE bot_id = $1 AND chat_id = $2"
-CHAT_IDS = "SELECT chat_id FROM channels WHERE bot_id = $1"
+# The periodic check: channels the gate or a campaign uses every time, the rest (picked up when
+# the bot was made an admin, never used) a few times a day, so a bot made admin of many chats
+# does not spend its Telegram budget on them (the security review, M16).
+CHAT_IDS = """
+SELECT c.chat_id FROM channels c
+WHERE c.bot_id = $1
+  AND (c.checked_at < now() - interval '6 hours'
+       OR EXISTS (SELECT 1 FROM gate_channels g WHERE g.bot_id = c.bot_id AND g.chat_id = c.chat_id)
+       OR EXISTS (SELECT 1 FROM campaign_bots b JOIN campaigns k ON k.id = b.campaign_id
+                  WHERE b.bot_id = c.bot_id AND k.chat_id = c.chat_id))
+"""
 SET_LINK = """
 UPDATE channels SET invite_link = $3, invite_requests = $4 WHERE bot_id = $1 AND chat_id = $2
 """

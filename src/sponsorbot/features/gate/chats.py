@@ -26,6 +26,15 @@ JOINED_AT_GATE = """
 UPDATE people SET gate_joined = true WHERE bot_id = $1 AND user_id = $2 AND gate_content_id = $3
 """
 FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
+# Who may add a channel by making the bot its admin: the bot's uploaders (and anyone, for a
+# channel already on the list). A stranger could otherwise fill the owner's list with chats
+# of their own choosing, titles and all (the security review, M16). At most MAX_CHANNELS.
+MAY_PICK_UP = """
+SELECT EXISTS (SELECT 1 FROM channels WHERE bot_id = $1 AND chat_id = $2)
+    OR (EXISTS (SELECT 1 FROM uploaders WHERE bot_id = $1 AND user_id = $3)
+        AND (SELECT count(*) FROM channels WHERE bot_id = $1) < $4)
+"""
+MAX_CHANNELS = 500
 BLOCKED = """
 INSERT INTO people (bot_id, user_id, blocked_at) VALUES ($1, $2, $3)
 ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at, last_seen = now()
@@ -101,18 +110,22 @@ class ChatUpdates:
             return
         if chat.get("type") not in ("channel", "supergroup"):
             return
+        chat_id = int(chat["id"])
         if status in ("administrator", "creator"):
+            promoter = int((body.get("from") or {}).get("id") or 0)
+            if not await ctx.db.fetchval(MAY_PICK_UP, ctx.bot.id, chat_id, promoter, MAX_CHANNELS):
+                return
             check = from_chat(chat, new)
             ctx.uow.write_in_order(UPSERT, *check.args(ctx.bot.id))
         elif status in ("left", "kicked"):
             ctx.uow.write_in_order(
-                SET_STATUS, ctx.bot.id, int(chat["id"]), "unreachable", [], "the bot left the chat"
+                SET_STATUS, ctx.bot.id, chat_id, "unreachable", [], "the bot left the chat"
             )
         else:
             ctx.uow.write_in_order(
                 SET_STATUS,
                 ctx.bot.id,
-                int(chat["id"]),
+                chat_id,
                 "missing_rights",
                 ["administrator"],
                 "the bot is no longer an administrator",
