@@ -6,6 +6,7 @@ from typing import Any
 
 from sponsorbot.engine.callbacks import InvalidCallback
 from sponsorbot.features.botconfig import BotConfig
+from sponsorbot.features.gate.flood import PerPerson
 from sponsorbot.features.gate.membership import MembershipCache
 from sponsorbot.features.gate.visitor import (
     BY_CODE,
@@ -213,3 +214,36 @@ def test_set_gate_is_what_joined_writes() -> None:
         pass
     else:
         raise AssertionError("two parts for a one-field callback must not unpack")
+
+
+async def test_a_person_typing_fast_gets_one_welcome_and_a_bounded_number_of_answers() -> None:
+    """L11: every message got a welcome, so a spammer queued replies without bound."""
+    visitor, telegram, reads = gate_of_two()
+    telegram.joined(FIRST, USER)
+    telegram.joined(SECOND, USER)
+    welcomes = 0
+    for n in range(10):
+        ctx = context(telegram, reads, USER)
+        await visitor.welcome(message(USER, f"hello {n}"), ctx)
+        welcomes += len(sent(ctx, "sendMessage"))
+        assert SEEN in statements(ctx)  # the person is still seen
+    assert welcomes == 1
+    delivered = 0
+    for _ in range(50):
+        ctx = context(telegram, reads, USER)
+        await visitor.start(message(USER, f"/start {CODE}"), ctx)
+        delivered += len(sent(ctx, "sendDocument"))
+    assert delivered == 20
+    other = context(telegram, reads, USER + 1)
+    await visitor.welcome(message(USER + 1, "hi"), other)
+    assert len(sent(other, "sendMessage")) == 1
+
+
+def test_the_flood_limit_frees_up_as_the_window_moves_and_forgets_the_oldest() -> None:
+    now = [0.0]
+    limit = PerPerson(2, 10.0, keep=2, clock=lambda: now[0])
+    assert limit.allow(1, 1) and limit.allow(1, 1) and not limit.allow(1, 1)
+    now[0] = 10.0
+    assert limit.allow(1, 1)
+    assert limit.allow(1, 2) and limit.allow(1, 3)  # keep=2: person 1 is forgotten
+    assert limit.allow(1, 1) and limit.allow(1, 1)

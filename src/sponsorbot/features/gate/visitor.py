@@ -22,6 +22,7 @@ from sponsorbot.features.botconfig import BotConfig, ConfigCache, GateChannel
 from sponsorbot.features.channels.service import SET_LINK, SET_STATUS, create_invite_link
 from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
+from sponsorbot.features.gate.flood import PerPerson
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
 from sponsorbot.features.people import names, seen
 from sponsorbot.features.shop.buttons import AdMenu
@@ -56,6 +57,10 @@ SET last_seen = now(), language = COALESCE(excluded.language, people.language), 
     gate_checks = excluded.gate_checks, gate_joined = false
 """
 MAX_ANSWER = 200  # answerCallbackQuery text limit
+# Flood limits per person: one welcome per half minute however much they type, and no more
+# links opened than a person clicks (a link answers with up to a few messages).
+WELCOMES = (1, 30.0)
+STARTS = (20, 60.0)
 # Gate messages sent before the button carried the code name the content by its id.
 LEGACY_ID = re.compile(r"^\d{1,18}$")
 
@@ -104,6 +109,8 @@ class Visitor:
     def __init__(self, config: ConfigCache, members: MembershipCache) -> None:
         self.config = config
         self.members = members
+        self.welcomes = PerPerson(*WELCOMES)
+        self.starts = PerPerson(*STARTS)
 
     async def _turn(self, user: dict[str, Any], ctx: Context) -> _Turn:
         config = await self.config.get(ctx.bot.id)
@@ -114,6 +121,8 @@ class Visitor:
         """Anything no feature took (no code, a word, a sticker): the welcome text."""
         turn = await self._turn(message["from"], ctx)
         seen(ctx.uow, turn.user)
+        if not self.welcomes.allow(ctx.bot.id, turn.user_id):
+            return
         markup = None
         if turn.config.shop_enabled:
             label = turn.text("shop_button", html=False)
@@ -128,6 +137,9 @@ class Visitor:
             return
         turn = await self._turn(message["from"], ctx)
         user_id, events = turn.user_id, turn.events
+        if not self.starts.allow(ctx.bot.id, user_id):
+            seen(ctx.uow, turn.user)
+            return
         code = payload if CODE_SHAPE.match(payload) else None
         row = await ctx.db.fetchrow(BY_CODE, ctx.bot.id, code, user_id) if code else None
         # The content a link names rides on "started", so the panel can count opens per item.
