@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     send_concurrency: int = Field(default=4, ge=1, le=64)
     lease_s: float = Field(default=30.0, gt=0)
     retention_days: float = Field(default=7.0, ge=0)
+    dead_keep_days: float = Field(default=30.0, ge=1)
+    audit_keep_days: float = Field(default=365.0, ge=30)
     stats_keep_months: int = Field(default=13, ge=1, le=120)
     shutdown_grace_s: float = Field(default=8.0, ge=0, le=60)
 

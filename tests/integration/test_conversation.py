@@ -6,7 +6,7 @@ from typing import Any, cast
 
 import asyncpg
 
-from sponsorbot.engine import conversation
+from sponsorbot.engine import conversation, janitor
 from sponsorbot.engine.unit import BotInfo, Context, UnitOfWork
 
 BOT = 4242
@@ -58,7 +58,7 @@ async def test_an_expired_conversation_reads_as_none_and_the_janitor_drops_it(
     await uow.commit(pool)
     assert await ctx(pool).conversation() is None
     await pool.execute("UPDATE conversations SET expires_at = now() - interval '2 days'")
-    await pool.execute(conversation.PURGE)
+    await janitor.sweep(pool, janitor.engine_sweeps(3600, 3600))
     assert await pool.fetchval("SELECT count(*) FROM conversations") == 0
 
 

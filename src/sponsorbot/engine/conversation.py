@@ -30,8 +30,6 @@ SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_
     updated_at = now()
 """
 END = "DELETE FROM conversations WHERE bot_id = $1 AND user_id = $2"
-# The janitor's part: expired conversations are as good as gone already.
-PURGE = "DELETE FROM conversations WHERE expires_at < now() - interval '1 day'"
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,12 +82,14 @@ class Engine:
             pauses=self.pauses,
         )
         self.scheduler = Scheduler(pool, self.leases)
-        retention_s = settings.retention_days * 86400
+        sweeps = janitor.engine_sweeps(
+            settings.retention_days * 86400, settings.dead_keep_days * 86400
+        )
 
         async def cleanup(pool: asyncpg.Pool) -> None:
-            await janitor.clean(pool, retention_s)
+            await janitor.sweep(pool, sweeps)
 
-        self.scheduler.register("cleanup", 300, cleanup)
+        self.scheduler.register("cleanup", janitor.EVERY_S, cleanup)
         self._listener: asyncio.Task[None] | None = None
 
     def listen(self) -> None:

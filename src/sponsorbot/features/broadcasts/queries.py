@@ -176,3 +176,13 @@ SELECT status, COALESCE(error, '') AS error, count(*)::int AS n FROM broadcast_r
 WHERE broadcast_id = $1 AND status IN ('failed', 'blocked', 'unknown')
 GROUP BY status, error ORDER BY n DESC LIMIT 20
 """
+
+# A finished broadcast keeps its counts for good; who exactly got it is kept 30 days (a row
+# per recipient would otherwise grow with every broadcast to the whole audience).
+DELETE_RECIPIENTS = """
+DELETE FROM broadcast_recipients WHERE (broadcast_id, user_id) IN (
+    SELECT r.broadcast_id, r.user_id
+    FROM broadcasts b JOIN broadcast_recipients r ON r.broadcast_id = b.id
+    WHERE b.status IN ('done', 'cancelled') AND b.finished_at < now() - interval '30 days'
+    LIMIT $1)
+"""

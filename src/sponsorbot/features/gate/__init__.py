@@ -3,15 +3,24 @@ the chat updates that keep membership and channel rights current."""
 
 from __future__ import annotations
 
+import asyncpg
+
 from sponsorbot.engine.filters import ChatType, CommandStart, from_person
+from sponsorbot.engine.janitor import Sweep, sweep
 from sponsorbot.engine.routing import Router
-from sponsorbot.features.base import Feature, Parts, Shared
+from sponsorbot.features.base import Feature, Job, Parts, Shared
 from sponsorbot.features.gate.bot_settings import BotSettingsService
-from sponsorbot.features.gate.chats import ChatUpdates
+from sponsorbot.features.gate.chats import DELETE_DECLINED, ChatUpdates
 from sponsorbot.features.gate.visitor import Joined, Visitor
 from sponsorbot.features.stats.events import EventKind
 
 PRIVATE = ChatType("private")
+CLEANUP_EVERY_S = 600.0
+
+
+async def cleanup(pool: asyncpg.Pool) -> None:
+    """Forget declined join requests after a month."""
+    await sweep(pool, [Sweep("join_requests", DELETE_DECLINED)])
 
 
 def setup(shared: Shared) -> Parts:
@@ -31,6 +40,7 @@ def setup(shared: Shared) -> Parts:
         router=router,
         fallback=fallback,
         services=[BotSettingsService(engine.pool, engine.api, shared.bots, shared.config)],
+        jobs=[Job("gate_cleanup", CLEANUP_EVERY_S, cleanup)],
         event_kinds=(
             EventKind.STARTED,
             EventKind.GATE_SHOWN,

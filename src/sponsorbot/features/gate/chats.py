@@ -25,6 +25,12 @@ SELECT gate_content_id FROM people WHERE bot_id = $1 AND user_id = $2 AND NOT ga
 JOINED_AT_GATE = """
 UPDATE people SET gate_joined = true WHERE bot_id = $1 AND user_id = $2 AND gate_content_id = $3
 """
+# Declined requests are kept a month (the gate refuses them meanwhile), then forgotten.
+DELETE_DECLINED = """
+DELETE FROM join_requests WHERE (bot_id, user_id, chat_id) IN (
+    SELECT bot_id, user_id, chat_id FROM join_requests
+    WHERE status = 'declined' AND updated_at < now() - interval '30 days' LIMIT $1)
+"""
 FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
 # Who may add a channel by making the bot its admin: the bot's uploaders (and anyone, for a
 # channel already on the list). A stranger could otherwise fill the owner's list with chats
