@@ -1,7 +1,9 @@
 """Test infrastructure: one embedded PostgreSQL per session, a fresh database per test.
 
 Every database test gets its own database cloned from a migrated template, so tests are
-isolated and cheap. Set SPONSORBOT_TEST_DATABASE_URL to use another server instead.
+isolated and cheap. Set SPONSORBOT_TEST_DATABASE_URL to use another server instead, or
+SPONSORBOT_TEST_POSTGRES=debian for a throwaway cluster of Debian's `postgresql` package (15 on
+Debian 12: the oldest major version we support).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 from sponsorbot.db.embedded import EmbeddedPostgres, dsn_for
 from sponsorbot.db.migrate import migrate
 from sponsorbot.db.pool import connect, create_pool
+from tests.debian_pg import DebianPostgres
 
 TEMPLATE = "sponsorbot_template"
 
@@ -27,6 +30,13 @@ def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = os.environ.get("SPONSORBOT_TEST_DATABASE_URL")
     if url:
         yield url
+        return
+    if os.environ.get("SPONSORBOT_TEST_POSTGRES") == "debian":
+        debian = DebianPostgres()
+        try:
+            yield debian.start()
+        finally:
+            debian.stop()
         return
     server = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
     yield server.start()

@@ -25,6 +25,7 @@ SELECT c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k.oid) AS def
 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'public' AND NOT c.relispartition
+  AND k.contype <> 'n'  -- PostgreSQL 18 lists NOT NULL as constraints; the columns say it
 ORDER BY c.relname, k.conname
 """
 _OPTIONS = """

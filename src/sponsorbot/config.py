@@ -164,23 +164,43 @@ class Settings(BaseSettings):
         return self.trongrid_url or _TRONGRID_URLS[network]
 
     def secret(self) -> bytes:
-        """The key that encrypts bot tokens: the setting, or one generated into the data dir."""
+        """The key that encrypts bot tokens: the setting, or one generated into the data dir.
+
+        Keep the key outside the data dir in production (the setting): a backup of the data
+        dir would otherwise hold both the encrypted tokens and their key.
+        """
         if self.secret_key is not None:
             return self.secret_key.get_secret_value().encode()
         path = self.data_dir / "secret.key"
         if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            # Write-then-rename so two processes starting together agree on one key.
+            # Only this user may look inside: the key sits here, and often the database too.
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Created 0600 from the start (no window with wider rights), then linked into place,
+            # so two processes starting together agree on one complete key.
             tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
-            tmp.write_text(secrets.token_urlsafe(48))
-            tmp.chmod(0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
+                with os.fdopen(fd, "w") as out:
+                    out.write(secrets.token_urlsafe(48))
                 os.link(tmp, path)
             except FileExistsError:
                 pass
             finally:
                 tmp.unlink()
         return path.read_text().strip().encode()
+
+    @field_validator("secret_key")
+    @classmethod
+    def _secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        # Each key of a rotation list ("new,old") is checked; the value is never echoed.
+        if value is not None:
+            for key in value.get_secret_value().split(","):
+                if len(key.encode()) < 32:
+                    raise ValueError(
+                        "each key must be at least 32 bytes; make one with"
+                        " python -c 'import secrets; print(secrets.token_urlsafe(48))'"
+                    )
+        return value
 
 
 # Values never echoed back in an error: they may hold passwords or keys.

@@ -9,8 +9,10 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-# A Telegram bot token: the bot's numeric id, a colon, 35 URL-safe characters.
-TOKEN_PATTERN = re.compile(r"\d{3,}:[A-Za-z0-9_-]{35}")
+# A Telegram bot token: the bot's numeric id, a colon, 35 URL-safe characters. A URL may carry
+# the colon percent-encoded. The one pattern of both the log mask and the Bot API client's
+# scrubber (telegram/errors.py), so what one masks the other does too.
+TOKEN_PATTERN = re.compile(r"\d{3,}(?::|%3A)[A-Za-z0-9_-]{35}", re.IGNORECASE)
 MASK = "<token>"
 
 

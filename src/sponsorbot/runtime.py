@@ -14,6 +14,7 @@ import uvicorn
 
 from sponsorbot.config import Role, Settings
 from sponsorbot.db.database import Database, open_database
+from sponsorbot.engine.bots import KeyMismatch
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
 from sponsorbot.features.all import install as install_features
@@ -63,6 +64,10 @@ async def run_roles(
         if Role.API in roles:
             await announce_setup_code(db.pool)
         engine = Engine(settings, db.pool, db.dsn, router)
+        try:
+            await engine.bots.check_key()
+        except KeyMismatch as exc:
+            raise StartupError(str(exc)) from None
         features = install_features(engine) if router is None else None
         try:
             await _serve(settings, db, engine, features, roles)
@@ -92,6 +97,9 @@ async def _serve(
             port=settings.port,
             log_config=None,
             access_log=False,
+            # Forwarding headers are believed only from SPONSORBOT_TRUSTED_PROXIES, by the
+            # panel itself: uvicorn would otherwise trust them from 127.0.0.1.
+            proxy_headers=False,
             lifespan="off",
             timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_s / 2)),
         )

@@ -97,3 +97,19 @@ async def test_two_processes_migrating_at_once_apply_each_migration_once(empty_d
     finally:
         await conn.close()
     assert [r["version"] for r in rows] == [m.version for m in load_migrations()]
+
+
+async def test_a_server_older_than_we_support_is_refused_with_the_version_needed(
+    empty_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15: `migrate` says which PostgreSQL it needs instead of failing on some SQL."""
+    from sponsorbot.db import migrate as migrations
+
+    monkeypatch.setattr(migrations, "OLDEST_SERVER", 99)
+    conn = await connect(empty_dsn)
+    try:
+        with pytest.raises(MigrationError, match="PostgreSQL 99 or newer is needed"):
+            await migrate(conn)
+        assert await conn.fetchval("SELECT to_regclass('schema_migrations')") is None
+    finally:
+        await conn.close()

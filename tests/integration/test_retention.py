@@ -71,3 +71,21 @@ async def test_declined_requests_and_old_broadcast_recipients_go(pool: asyncpg.P
     assert [r["broadcast_id"] for r in kept] == [ids[0]]
     # The counts of the old broadcast stay.
     assert await pool.fetchval("SELECT sent FROM broadcasts WHERE id = $1", ids[1]) == 2
+
+
+async def test_a_key_rotation_moves_shop_keys_to_the_new_key(pool: asyncpg.Pool) -> None:
+    """L4 (rotation): TronGrid keys sealed like bot tokens move to the newest key, so the old
+    one can be dropped without losing them."""
+    from sponsorbot.engine.token_box import TokenBox
+    from sponsorbot.features.shop.service import reseal_keys
+
+    old_key, new_key = b"o" * 32, b"n" * 32
+    await add_bot(pool)
+    await pool.execute(
+        "INSERT INTO shop_settings (bot_id, api_key) VALUES ($1, $2)",
+        BOT,
+        TokenBox(old_key).seal("trongrid-key-1234"),
+    )
+    assert await reseal_keys(pool, TokenBox(new_key + b"," + old_key)) == 1
+    sealed = await pool.fetchval("SELECT api_key FROM shop_settings WHERE bot_id = $1", BOT)
+    assert TokenBox(new_key).open(bytes(sealed)) == "trongrid-key-1234"

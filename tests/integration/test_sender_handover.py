@@ -6,12 +6,13 @@ import asyncio
 
 import asyncpg
 
+from sponsorbot.db.pool import create_pool
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import ActiveBot, BotLink
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.ratelimit import RateLimiter
-from sponsorbot.engine.sender import Sender
+from sponsorbot.engine.sender import Ledger, Sender
 from sponsorbot.engine.unit import BotInfo
 from sponsorbot.telegram import BotApi
 
@@ -22,10 +23,10 @@ async def idle(_bot_id: int) -> None:
     return None
 
 
-def sender(pool: asyncpg.Pool) -> Sender:
+def sender(pool: asyncpg.Pool, ledger: Ledger | None = None) -> Sender:
     bot = ActiveBot(BotInfo(7, "handover_bot", "webhook", "active"), TOKEN)
     link = BotLink(pool, bot, BotApi("http://127.0.0.1:9"), Notifier(), idle)
-    made = Sender(link, RateLimiter(), lease=("send:7", "me"))
+    made = Sender(link, RateLimiter(), lease=("send:7", "me"), ledger=ledger)
     made._lost = asyncio.Event()  # as run() sets it: holding the lease
     return made
 
@@ -51,7 +52,7 @@ async def test_a_row_already_sent_and_recorded_is_not_taken_again(pool: asyncpg.
     s = sender(pool)
     s._take(row(1))
     s._queues[5].popleft()
-    s._batch.outcomes.append(Outcome(1, "sent", None, 99))
+    s.ledger.batch.outcomes.append(Outcome(1, "sent", None, 99))
     await s._flush()
     assert s.offer([row(1)], [])
     assert not s._queues.get(5)
@@ -78,3 +79,37 @@ async def test_one_batch_may_remember_the_same_reference_twice(pool: asyncpg.Poo
     batch = BatchRecord([], [("gate:5:ab", 5, 10), ("gate:5:ab", 5, 11)], [])
     await outbox.record(pool, 7, batch)
     assert await pool.fetchval("SELECT message_id FROM message_refs WHERE ref = 'gate:5:ab'") == 11
+
+
+async def test_outcomes_a_stopped_sender_could_not_write_are_written_by_the_next(
+    pool: asyncpg.Pool, db_dsn: str
+) -> None:
+    """M3: a sender stopping on a database error dropped its unwritten outcomes, and the next
+    holder of the bot sent those messages again."""
+    await pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES (7, 'handover_bot', '', 'xxxx', 'webhook', 'p', '')"
+    )
+    await pool.execute(
+        "INSERT INTO leases (name, owner, expires_at) VALUES ('send:7', 'me', now() + '1 hour')"
+    )
+    sent_id = await pool.fetchval(
+        "INSERT INTO outbox (bot_id, chat_id, method, params) "
+        "VALUES (7, 5, 'sendMessage', '{}') RETURNING id"
+    )
+    ledger = Ledger()
+    failing = await create_pool(db_dsn, role="failing", min_size=1, max_size=1)
+    first = sender(failing, ledger)
+    ledger.batch.outcomes.append(Outcome(sent_id, "sent", None, 99))
+    # The first sender's database goes away (its pool is gone, as in a lost connection).
+    await failing.close()
+    assert not await first._flush()
+    assert ledger.ids() == [sent_id]
+
+    second = sender(pool, ledger)
+    second._in_hand.update(ledger.ids())  # as run() starts
+    assert await second._fetch() == 0  # the row is not read again, so not sent again
+    assert await second._flush()
+    assert ledger.ids() == []
+    status = await pool.fetchval("SELECT status FROM outbox WHERE id = $1", sent_id)
+    assert status == "sent"

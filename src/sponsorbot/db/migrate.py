@@ -16,6 +16,9 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Any constant works; it only has to be the same in every process of one installation.
 ADVISORY_LOCK_KEY = 0x5B0_0000_0001
 _FILE_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# The oldest major version still supported upstream, and the one Debian 12 ships: the
+# migrations and queries use nothing newer (CI runs the integration tests on it too).
+OLDEST_SERVER = 15
 
 _CREATE_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -67,6 +70,13 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
     Holds a session advisory lock throughout, so processes starting together apply each
     migration once: the second waits, then finds nothing left to do.
     """
+    version = int(await conn.fetchval("SHOW server_version_num"))
+    if version < OLDEST_SERVER * 10000:
+        raise MigrationError(
+            f"PostgreSQL {OLDEST_SERVER} or newer is needed; this server is "
+            f"{version // 10000}.{version % 10000}: upgrade it, or leave SPONSORBOT_DATABASE_URL "
+            "unset to use the embedded one"
+        )
     todo = load_migrations() if migrations is None else migrations
     known = {m.version for m in todo}
     applied: list[int] = []

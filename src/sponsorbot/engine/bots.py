@@ -6,7 +6,7 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -18,7 +18,7 @@ from sponsorbot.telegram import BotApi, TelegramError, Unauthorized
 
 log = logging.getLogger(__name__)
 
-BOT_COLUMNS = "id, username, mode, status, token_tail, created_at, updated_at"
+BOT_COLUMNS = "id, username, mode, status, problem, problem_at, token_tail, created_at, updated_at"
 ONE_BOT = f"SELECT {BOT_COLUMNS} FROM bots WHERE id = $1"
 ALL_BOTS = f"SELECT {BOT_COLUMNS} FROM bots ORDER BY created_at, id"
 DELETE_BOT = "DELETE FROM bots WHERE id = $1"
@@ -28,11 +28,32 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (id) DO NOTHING
 RETURNING id
 """
-ACTIVE_BOTS = "SELECT id, username, mode, status, token_enc FROM bots WHERE status = 'active'"
+ACTIVE_BOTS = """
+SELECT id, username, mode, status, problem, token_enc FROM bots WHERE status = 'active'
+"""
 WEBHOOK_TARGET = "SELECT id, status, webhook_secret_hash FROM bots WHERE webhook_path = $1"
 SET_STATUS = "UPDATE bots SET status = $2, updated_at = now() WHERE id = $1 RETURNING id"
 SET_SECRET = "UPDATE bots SET webhook_secret_hash = $2, updated_at = now() WHERE id = $1"
 SET_MODE = "UPDATE bots SET mode = $2, updated_at = now() WHERE id = $1"
+BOT_MODE = "SELECT mode, webhook_path, webhook_secret_hash FROM bots WHERE id = $1"
+RESTORE_MODE = """
+UPDATE bots SET mode = $2, webhook_secret_hash = $3, updated_at = now() WHERE id = $1
+"""
+# A problem is written only when it changes: pollers report theirs on every failed call.
+SET_PROBLEM = """
+UPDATE bots SET problem = $2, problem_at = now()
+WHERE id = $1 AND problem IS DISTINCT FROM $2
+RETURNING id
+"""
+CLEAR_PROBLEM = """
+UPDATE bots SET problem = NULL, problem_at = now() WHERE id = $1 AND problem = $2 RETURNING id
+"""
+KEY_CHECK = "SELECT sealed FROM token_key_check"
+WRITE_KEY_CHECK = "INSERT INTO token_key_check (sealed) VALUES ($1) ON CONFLICT DO NOTHING"
+RESEAL_KEY_CHECK = "UPDATE token_key_check SET sealed = $1"
+SOME_TOKENS = "SELECT token_enc FROM bots ORDER BY created_at DESC LIMIT 20"
+ALL_TOKENS = "SELECT id, token_enc FROM bots"
+RESEAL_TOKEN = "UPDATE bots SET token_enc = $2 WHERE id = $1 AND token_enc = $3"
 BOT_TOKEN = "SELECT token_enc, webhook_path, mode FROM bots WHERE id = $1"
 SET_TOKEN = "UPDATE bots SET token_enc = $2, token_tail = $3, updated_at = now() WHERE id = $1"
 
@@ -63,12 +84,28 @@ class WebhookUnavailable(BotError):
     """Webhook mode without SPONSORBOT_PUBLIC_URL."""
 
 
+class WebhookRefused(BotError):
+    """Telegram refused setWebhook (or deleteWebhook); nothing was changed."""
+
+
+class KeyMismatch(Exception):
+    """SPONSORBOT_SECRET_KEY is not the key the database's tokens were sealed with."""
+
+
+KEY_MISMATCH = (
+    "SPONSORBOT_SECRET_KEY does not match the key this database's bot tokens were saved with:"
+    " give every process (api and worker) the same key, or to change it set"
+    " SPONSORBOT_SECRET_KEY=new,old until the next start has sealed them again"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ActiveBot:
     """An active bot with its decrypted token, as a worker holds it."""
 
     info: BotInfo
-    token: str
+    # Kept out of repr: a logged or printed ActiveBot must not carry the token.
+    token: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,21 +196,33 @@ class BotService:
         )
         if inserted is None:
             raise BotExists(f"@{me.get('username')} is already connected")
-        await self._connect(bot_id, token, mode, path, secret)
+        # The row is ours (just inserted) and nobody was told yet: on a refusal it goes again,
+        # so no bot is left stored as `webhook` with Telegram delivering nowhere.
+        try:
+            await self._connect(bot_id, token, mode, path, secret)
+        except BaseException:
+            await self.pool.execute(DELETE_BOT, bot_id)
+            raise
         self._changed()
         return await self.get(bot_id)
 
     async def _connect(self, bot_id: int, token: str, mode: str, path: str, secret: str) -> None:
+        """setWebhook or deleteWebhook; a refusal is a WebhookRefused saying what Telegram said."""
         telegram = self.api.bot(token)
-        if mode == "webhook":
-            await telegram.set_webhook(
-                f"{self.public_url}/tg/{path}",
-                secret_token=secret,
-                allowed_updates=self.allowed_updates(),
-                max_connections=40,
-            )
-        else:
-            await telegram.delete_webhook()
+        try:
+            if mode == "webhook":
+                await telegram.set_webhook(
+                    f"{self.public_url}/tg/{path}",
+                    secret_token=secret,
+                    allowed_updates=self.allowed_updates(),
+                    max_connections=40,
+                )
+            else:
+                await telegram.delete_webhook()
+        except TelegramError as exc:
+            what = "the webhook" if mode == "webhook" else "removing the webhook"
+            log.warning("bot %s: Telegram refused %s: %s", bot_id, what, exc)
+            raise WebhookRefused(f"Telegram refused {what}: {exc.description}") from None
 
     async def get(self, bot_id: int) -> dict[str, Any]:
         """One bot's public fields (never the token)."""
@@ -250,12 +299,21 @@ class BotService:
         if mode == "webhook" and not self.public_url:
             raise WebhookUnavailable("webhook mode needs SPONSORBOT_PUBLIC_URL")
         token = await self.token(bot_id)
-        row = await self.pool.fetchrow(BOT_TOKEN, bot_id)
-        assert row is not None
+        old = await self.pool.fetchrow(BOT_MODE, bot_id)
+        if old is None:
+            raise BotNotFound(f"no bot with id {bot_id}")
         secret = secrets.token_urlsafe(32)
-        await self.pool.execute(SET_SECRET, bot_id, secret_hash(secret))
-        await self.pool.execute(SET_MODE, bot_id, mode)
-        await self._connect(bot_id, token, mode, row["webhook_path"], secret)
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(SET_SECRET, bot_id, secret_hash(secret))
+            await conn.execute(SET_MODE, bot_id, mode)
+        try:
+            await self._connect(bot_id, token, mode, old["webhook_path"], secret)
+        except BaseException:
+            # Telegram still has the old setting: so must the database.
+            await self.pool.execute(
+                RESTORE_MODE, bot_id, old["mode"], bytes(old["webhook_secret_hash"])
+            )
+            raise
         self._changed()
         return await self.get(bot_id)
 
@@ -276,15 +334,61 @@ class BotService:
         self._changed()
 
     async def active(self) -> list[ActiveBot]:
-        """Active bots with their tokens decrypted."""
-        rows = await self.pool.fetch(ACTIVE_BOTS)
-        return [
-            ActiveBot(
-                BotInfo(r["id"], r["username"], r["mode"], r["status"]),
-                self.box.open(r["token_enc"]),
-            )
-            for r in rows
-        ]
+        """Active bots with their tokens decrypted.
+
+        A token that cannot be decrypted leaves its bot out, marked `token_unreadable`, and
+        the others are served; once it opens again (the right key is back) the mark goes.
+        """
+        bots = []
+        for r in await self.pool.fetch(ACTIVE_BOTS):
+            try:
+                token = self.box.open(r["token_enc"])
+            except TokenError as exc:
+                if await self.pool.fetchval(SET_PROBLEM, r["id"], "token_unreadable"):
+                    log.error("bot %s is not served: %s", r["id"], exc)
+                continue
+            if r["problem"] == "token_unreadable":
+                await self.pool.execute(CLEAR_PROBLEM, r["id"], "token_unreadable")
+            bots.append(ActiveBot(BotInfo(r["id"], r["username"], r["mode"], r["status"]), token))
+        return bots
+
+    async def set_problem(self, bot_id: int, problem: str | None, was: str | None = None) -> bool:
+        """Show `problem` beside the bot's status, or clear `was`; True when it changed."""
+        if problem is None:
+            return bool(await self.pool.fetchval(CLEAR_PROBLEM, bot_id, was))
+        return bool(await self.pool.fetchval(SET_PROBLEM, bot_id, problem))
+
+    async def check_key(self) -> None:
+        """Refuse a key that cannot open what the database holds (KeyMismatch, one line).
+
+        The first start writes the check value, after making sure a stored token (if any)
+        opens. With an old key listed after the new one, everything is sealed again with the
+        new one, so the old one can then be dropped.
+        """
+        sealed = await self.pool.fetchval(KEY_CHECK)
+        if sealed is None:
+            # One damaged row must not stop the start: the key is wrong only if none opens.
+            sample = [r["token_enc"] for r in await self.pool.fetch(SOME_TOKENS)]
+            if sample and not any(self.box.opens(t) for t in sample):
+                raise KeyMismatch(KEY_MISMATCH)
+            # Any text does: only whether it opens matters.
+            await self.pool.execute(WRITE_KEY_CHECK, self.box.seal("sponsorbot-key-check"))
+            # Two processes starting at once with different keys: one of them loses here.
+            sealed = await self.pool.fetchval(KEY_CHECK)
+        if not self.box.opens(sealed):
+            raise KeyMismatch(KEY_MISMATCH)
+        if self.box.rotating:
+            await self._reseal(sealed)
+
+    async def _reseal(self, sealed: bytes) -> None:
+        await self.pool.execute(RESEAL_KEY_CHECK, self.box.reseal(sealed))
+        for row in await self.pool.fetch(ALL_TOKENS):
+            try:
+                new = self.box.reseal(row["token_enc"])
+            except TokenError:
+                continue  # left as it is; active() marks the bot token_unreadable
+            await self.pool.execute(RESEAL_TOKEN, row["id"], new, row["token_enc"])
+        log.info("bot tokens sealed again with the first SPONSORBOT_SECRET_KEY")
 
     def _changed(self) -> None:
         if self.notifier is not None:

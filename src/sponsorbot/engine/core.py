@@ -13,6 +13,7 @@ from sponsorbot.engine import janitor
 from sponsorbot.engine.bots import BotService
 from sponsorbot.engine.intake import Intake
 from sponsorbot.engine.leases import Leases, new_owner
+from sponsorbot.engine.liveness import Liveness
 from sponsorbot.engine.manager import BotManager
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.pauses import Pauses
@@ -54,6 +55,7 @@ class Engine:
         self.intake = Intake(pool, self.notifier)
         self.pauses = Pauses()
         self.leases = Leases(pool, new_owner(), settings.lease_s)
+        self.liveness = Liveness(dsn, self.leases.owner, self.notifier)
         self.manager = BotManager(
             pool,
             self.api,
@@ -65,6 +67,10 @@ class Engine:
             concurrency=settings.send_concurrency,
             retry_for_s=settings.retry_for_h * 3600,
             retry_cap_s=settings.retry_cap_s,
+            pauses=self.pauses,
+            # Of the shutdown grace: half to finish the updates in hand, a fifth for the
+            # senders' calls in flight and a fifth for their last write (the review, L15).
+            stop_wait_s=settings.shutdown_grace_s * 0.2,
         )
         self.worker = Worker(
             pool,
@@ -80,6 +86,8 @@ class Engine:
             retry_for_s=settings.retry_for_h * 3600,
             offer=self.manager.offer,
             pauses=self.pauses,
+            claimer=lambda: self.liveness.key,
+            on_refused=self.manager.refused,
         )
         self.scheduler = Scheduler(pool, self.leases)
         sweeps = janitor.engine_sweeps(
@@ -101,15 +109,21 @@ class Engine:
         """The worker role: bots' senders and pollers, the claim loop, periodic jobs."""
         self.listen()
         await self.manager.refresh()
+        # The liveness lock is let go last: until every update in hand is finished or given
+        # back, other workers must not take this one for dead.
+        done = asyncio.Event()
+        alive = asyncio.create_task(self.liveness.run(done), name="liveness")
         tasks = [
             asyncio.create_task(self.manager.run(stop), name="bots"),
             asyncio.create_task(self.scheduler.run(stop), name="scheduler"),
         ]
         try:
-            await self.worker.run(stop, self.settings.shutdown_grace_s)
+            await self.worker.run(stop, self.settings.shutdown_grace_s * 0.5)
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
+            done.set()
+            await asyncio.gather(alive, return_exceptions=True)
             log.info("worker stopped after handling %d updates", self.worker.handled)
 
     async def close(self) -> None:

@@ -11,20 +11,30 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE_IF_DONE
-from sponsorbot.engine.updates import classify
+from sponsorbot.engine.updates import Classified, classify
 
-INSERT = """
+# Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
+# undelivered update 24 hours). A finished row two days old with the same id is another update
+# (ids restart at random after a week without updates, the review's M9; dead rows are kept
+# for a month): the new one takes its place instead of being dropped as a duplicate.
+_REUSE = """
+ON CONFLICT (bot_id, update_id) DO UPDATE
+SET kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
+    status = 'pending', attempts = 0, failures = 0, next_attempt_at = now(),
+    locked_until = NULL, received_at = clock_timestamp(), handled_at = NULL, error = NULL,
+    retry_since = NULL, claimed_by = NULL
+WHERE inbox.status IN ('done', 'dead') AND inbox.received_at < now() - interval '2 days'
+"""
+INSERT = f"""
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (bot_id, update_id) DO NOTHING
-"""
-INSERT_MANY = """
+{_REUSE}"""
+INSERT_MANY = f"""
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
 SELECT $1, u.update_id, u.kind, u.chat_key, u.payload
 FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::jsonb[])
      AS u (update_id, kind, chat_key, payload)
-ON CONFLICT (bot_id, update_id) DO NOTHING
-"""
+{_REUSE}"""
 
 # Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
 # each branch an ordered, limited scan of its own partial index. `candidates`: per person the
@@ -67,7 +77,7 @@ WITH due AS (
 )
 UPDATE inbox SET status = 'processing',
                  locked_until = now() + make_interval(secs => $4),
-                 attempts = inbox.attempts + 1
+                 attempts = inbox.attempts + 1, claimed_by = $5
 WHERE inbox.id = ANY (ARRAY (SELECT id FROM locked))
 RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
           inbox.payload, inbox.attempts, inbox.received_at
@@ -146,6 +156,12 @@ FROM verdict v
 WHERE i.id = v.id AND i.status = 'processing' AND i.attempts = $2
 RETURNING i.status
 """
+# A claim whose answer was lost (the connection dropped as it committed): rows this worker
+# holds in the database but not in memory go back to the queue at once.
+RELEASE_LOST = """
+UPDATE inbox SET status = 'pending', locked_until = NULL, next_attempt_at = now()
+WHERE status = 'processing' AND claimed_by = $1 AND id <> ALL ($2::bigint[])
+"""
 # Shutdown: give back rows not started, without counting an attempt.
 RELEASE = """
 UPDATE inbox SET status = 'pending', locked_until = NULL, attempts = attempts - 1
@@ -175,26 +191,32 @@ async def store_update(conn: asyncpg.Connection | asyncpg.Pool, bot_id: int, upd
 
 async def store_updates(conn: asyncpg.Connection, bot_id: int, updates: list[Any]) -> int:
     """Store a polled batch in one statement; returns how many were new."""
-    rows = [classify(u) for u in updates]
+    # One row per id: an update may not be inserted twice by one statement.
+    unique: dict[int, tuple[Classified, Any]] = {}
+    for update in updates:
+        c = classify(update)
+        unique.setdefault(c.update_id, (c, update))
+    rows = list(unique.values())
     status: str = await conn.execute(
         INSERT_MANY,
         bot_id,
-        [r.update_id for r in rows],
-        [r.kind for r in rows],
-        [r.chat_key for r in rows],
-        updates,
+        [c.update_id for c, _ in rows],
+        [c.kind for c, _ in rows],
+        [c.chat_key for c, _ in rows],
+        [u for _, u in rows],
     )
     return int(status.rsplit(" ", 1)[-1])
 
 
 async def claim(
-    pool: asyncpg.Pool, bot_ids: list[int], limit: int, lock_s: float
+    pool: asyncpg.Pool, bot_ids: list[int], limit: int, lock_s: float, claimer: int | None = None
 ) -> list[InboxRow]:
-    """Claim up to `limit` updates of these bots, at most one per person."""
+    """Claim up to `limit` updates of these bots, at most one per person, marked as held by
+    `claimer` (the worker's lock key, engine/liveness.py)."""
     if not bot_ids or limit <= 0:
         return []
     try:
-        rows = await pool.fetch(CLAIM, max(limit * 2, 64), limit, bot_ids, lock_s)
+        rows = await pool.fetch(CLAIM, max(limit * 2, 64), limit, bot_ids, lock_s, claimer)
     except asyncpg.UniqueViolationError:
         # Another worker's claim for the same person committed between our steps: the unique
         # index refused the second hand. Nothing was taken; the next claim will see it.

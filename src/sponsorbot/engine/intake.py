@@ -7,8 +7,11 @@ here, beside the inbox it goes into. The 200 is given only after the insert comm
 from __future__ import annotations
 
 import hmac
+import re
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -20,26 +23,61 @@ from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.updates import MalformedUpdate
 
 CACHE_S = 5.0
+# A wrong secret on a known path looks the path up again at most this often (a secret rotated
+# by resume or a mode change is seen within it; a stranger guessing costs no more).
+REFRESH_EVERY_S = 1.0
+MAX_CACHED = 10_000
 MAX_BODY = 1024 * 1024  # Telegram's updates are far smaller; anything bigger is not one
 OK = 200, b'{"ok":true}'
+# What BotService.add makes: secrets.token_urlsafe(24). Anything else is no bot's path.
+PATH_SHAPE = re.compile(r"[A-Za-z0-9_-]{32}")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The bot a webhook path belongs to."""
+
+    bot_id: int
+    active: bool
+    secret_hash: bytes
 
 
 class _Targets:
-    """Webhook path → (bot id, secret hash), cached for a few seconds."""
+    """Webhook path → Target, or None for no bot (the negative cache), for a few seconds.
+
+    Bounded: the oldest entry goes when full, so paths a stranger makes up cannot push out
+    the real ones all at once.
+    """
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
-        self._cache: dict[str, tuple[float, tuple[int, bytes] | None]] = {}
+        self._cache: OrderedDict[str, tuple[float, Target | None]] = OrderedDict()
+        self._refreshed: dict[str, float] = {}
 
-    async def get(self, path: str, fresh: bool = False) -> tuple[int, bytes] | None:
+    async def get(self, path: str, fresh: bool = False) -> Target | None:
+        """The path's target; `fresh` looks again unless that was done a moment ago."""
+        now = time.monotonic()
         hit = self._cache.get(path)
-        if hit is not None and not fresh and hit[0] > time.monotonic():
+        if fresh:
+            if now - self._refreshed.get(path, -REFRESH_EVERY_S) < REFRESH_EVERY_S:
+                return None if hit is None else hit[1]
+            if len(self._refreshed) >= MAX_CACHED:
+                self._refreshed.clear()
+            self._refreshed[path] = now
+        elif hit is not None and hit[0] > now:
             return hit[1]
         row = await self.pool.fetchrow(WEBHOOK_TARGET, path)
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        found = None if row is None else (int(row["id"]), bytes(row["webhook_secret_hash"]))
-        self._cache[path] = (time.monotonic() + CACHE_S, found)
+        found = (
+            None
+            if row is None
+            else Target(
+                int(row["id"]), row["status"] == "active", bytes(row["webhook_secret_hash"])
+            )
+        )
+        self._cache.pop(path, None)
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.popitem(last=False)
+        self._cache[path] = (now + CACHE_S, found)
         return found
 
 
@@ -58,16 +96,22 @@ class Intake:
 
         The body is read only once the path and the secret are right.
         """
+        if PATH_SHAPE.fullmatch(path) is None:
+            return NO_BOT
         digest = secret_hash(secret.decode("latin-1"))
         target = await self.targets.get(path)
-        if target is not None and not hmac.compare_digest(digest, target[1]):
+        if target is not None and not hmac.compare_digest(digest, target.secret_hash):
             # The secret may have just been rotated (resume, mode change): look once more.
             target = await self.targets.get(path, fresh=True)
         if target is None:
-            return _error(404, "no bot has this webhook address")
-        bot_id, expected = target
-        if not hmac.compare_digest(digest, expected):
+            return NO_BOT
+        if not hmac.compare_digest(digest, target.secret_hash):
             return _error(401, "wrong or missing secret token")
+        bot_id = target.bot_id
+        if not target.active:
+            # Paused or refused: Telegram is told it arrived (or it would retry for a day), and
+            # nothing is stored for a bot that is not served.
+            return OK
         raw = await read_body(MAX_BODY)
         if raw is None:
             return _error(413, "the body is too large for an update")
@@ -86,3 +130,6 @@ class Intake:
 
 def _error(status: int, message: str) -> tuple[int, bytes]:
     return status, orjson.dumps({"ok": False, "error": message})
+
+
+NO_BOT = _error(404, "no bot has this webhook address")

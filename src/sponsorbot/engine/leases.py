@@ -68,6 +68,10 @@ class Leases:
                 except DB_ERRORS as exc:
                     log.warning("renewing lease %s failed: %s", name, exc)
                     ok = await self._holds_quietly(name)
+                except Exception:
+                    # Unforeseen: give the lease up rather than work on without knowing.
+                    log.exception("renewing lease %s failed", name)
+                    ok = False
                 if not ok:
                     log.warning("lost lease %s", name)
                     lost.set()

@@ -15,9 +15,10 @@ from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
+from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.poller import Poller
 from sponsorbot.engine.ratelimit import RateLimiter
-from sponsorbot.engine.sender import Sender
+from sponsorbot.engine.sender import Ledger, Sender
 from sponsorbot.telegram import BotApi
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ class BotManager:
         retry_for_s: float = 86400.0,
         retry_cap_s: float = 600.0,
         retry_lease_s: float = 2.0,
+        pauses: Pauses | None = None,
+        stop_wait_s: float = 2.0,
     ) -> None:
         self.pool = pool
         self.api = api
@@ -65,8 +68,13 @@ class BotManager:
         self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self.holding: set[tuple[str, int]] = set()
         self.senders: dict[int, Sender] = {}
+        # Per bot: outcomes a stopped sender could not write, for its successor here (M3).
+        self.ledgers: dict[int, Ledger] = {}
+        self.pauses = pauses or Pauses()
+        self.stop_wait_s = stop_wait_s
         # Each worker takes at most its share of bots, so senders spread over the workers.
         self.share = 1_000_000
+        self._key_checked = False
 
     def offer(self, bot_id: int, rows: list[OutboxRow], before: list[int]) -> bool:
         """Hand freshly committed outbox rows to this process's sender of the bot, if any."""
@@ -84,7 +92,13 @@ class BotManager:
         return self.claimable
 
     async def refresh(self) -> None:
-        """Reload active bots; start and stop senders and pollers to match."""
+        """Reload active bots; start and stop senders and pollers to match.
+
+        The first call checks the installation key against the database (KeyMismatch).
+        """
+        if not self._key_checked:
+            await self.service.check_key()
+            self._key_checked = True
         bots = {b.info.id: b for b in await self.service.active()}
         self.bots = bots
         await self.leases.acquire(f"worker:{self.leases.owner}")
@@ -131,6 +145,9 @@ class BotManager:
                 await self.refresh()
             except DB_ERRORS as exc:
                 log.warning("cannot load bots: %s", exc)
+            except Exception:
+                # Whatever it was, this loop keeps the senders, pollers and leases alive.
+                log.exception("refreshing the bots failed")
             waiter = asyncio.create_task(self.notifier.wait(BOTS_CHANGED, 2.0))
             stopper = asyncio.create_task(stop.wait())
             await asyncio.wait([waiter, stopper], return_when="FIRST_COMPLETED")
@@ -148,7 +165,8 @@ class BotManager:
         with contextlib.suppress(*DB_ERRORS):
             await self.leases.release(f"worker:{self.leases.owner}")
 
-    async def _refused(self, bot_id: int) -> None:
+    async def refused(self, bot_id: int) -> None:
+        """Telegram refused the bot's token (401): mark it and stop serving it."""
         await self.service.mark_token_refused(bot_id)
         self.bots.pop(bot_id, None)
         self.claimable.pop(bot_id, None)
@@ -180,7 +198,7 @@ class BotManager:
     async def _run_one(self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event) -> None:
         job: Job
         sender: Sender | None = None
-        link = BotLink(self.pool, bot, self.api, self.notifier, self._refused)
+        link = BotLink(self.pool, bot, self.api, self.notifier, self.refused)
         if kind == "send":
             limiter = RateLimiter(self.per_bot, self.per_chat)
             sender = Sender(
@@ -190,6 +208,9 @@ class BotManager:
                 retry_for_s=self.retry_for_s,
                 retry_cap_s=self.retry_cap_s,
                 lease=(name, self.leases.owner),
+                ledger=self.ledgers.setdefault(bot.info.id, Ledger()),
+                pauses=self.pauses,
+                stop_wait_s=self.stop_wait_s,
             )
             self.senders[bot.info.id] = sender
             job = sender.run

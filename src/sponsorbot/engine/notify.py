@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "sponsorbot"
 GATHER_S = 0.005
+LISTEN_BACKOFF_S = 1.0
+MAX_LISTEN_BACKOFF_S = 30.0
 # Each payload is "<sender>/<key>": a process hears its own notifications too, and skips them
 # (its own waiters were woken directly; a second wake-up is a wasted outbox read or claim).
 NOTIFY_MANY = "SELECT pg_notify($1, $2 || '/' || k) FROM unnest($3::text[]) k"
@@ -94,29 +96,46 @@ class Notifier:
             log.debug("notify failed (polling covers it): %s", exc)
 
     async def listen(self) -> None:
-        """Hear other processes' notifications (until closed); reconnects after errors."""
+        """Hear other processes' notifications (until closed).
+
+        Supervised: any error (connecting, add_listener, the connection dropping) is logged
+        and the listener starts again after a growing pause, so wake-ups never end silently.
+        """
         if self._dsn is None:
             return
+        backoff = LISTEN_BACKOFF_S
         while True:
             try:
-                conn = await asyncpg.connect(
-                    self._dsn, server_settings={"application_name": "sponsorbot-listen"}
-                )
+                heard = await self._listen_once()
+            except asyncio.CancelledError:
+                raise
             except DB_ERRORS as exc:
                 log.warning("cannot listen for wake-ups (polling only): %s", exc)
-                await asyncio.sleep(5)
-                continue
-            self._listen_conn = conn
+                heard = False
+            except Exception:
+                log.exception("listening for wake-ups failed (polling only)")
+                heard = False
+            # A connection that worked for a while starts the pauses small again.
+            backoff = LISTEN_BACKOFF_S if heard else min(MAX_LISTEN_BACKOFF_S, backoff * 2)
+            await asyncio.sleep(random.uniform(backoff / 2, backoff))
+
+    async def _listen_once(self) -> bool:
+        """One LISTEN connection, until it closes; True when it got as far as listening."""
+        assert self._dsn is not None
+        conn = await asyncpg.connect(
+            self._dsn, server_settings={"application_name": "sponsorbot-listen"}
+        )
+        try:
             closed = asyncio.Event()
             conn.add_termination_listener(lambda _c, ev=closed: ev.set())
             await conn.add_listener(CHANNEL, self._on_notify)
-            try:
-                await closed.wait()
-            finally:
-                self._listen_conn = None
-                with contextlib.suppress(Exception):
-                    await conn.close()
-            await asyncio.sleep(1)
+            self._listen_conn = conn
+            await closed.wait()
+            return True
+        finally:
+            self._listen_conn = None
+            with contextlib.suppress(Exception):
+                await conn.close()
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
         sender, _, key = str(payload).partition("/")

@@ -18,13 +18,14 @@ import logging
 import random
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.leases import HOLDS
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
+from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.ratelimit import RateLimiter
 from sponsorbot.telegram import (
     BadRequest,
@@ -32,6 +33,7 @@ from sponsorbot.telegram import (
     RetryAfter,
     TelegramError,
     Unauthorized,
+    is_already_gone,
     is_blocked,
     is_not_modified,
 )
@@ -57,6 +59,10 @@ PAID_PER_S = 1000
 # The error of a row given up after network errors or 5xx for the whole retry time; a re-drive
 # (`sponsorbot redrive`) queues exactly these again.
 GAVE_UP = "gave up after repeated network errors"
+# A stopping sender waits up to this long for the calls in flight, then as long again for its
+# last write (the engine passes a share of the shutdown grace).
+STOP_WAIT_S = 2.0
+NO_CHAT = 0  # put in the ready queue to wake a chat worker that must stop
 
 
 @dataclass(slots=True)
@@ -73,6 +79,27 @@ class _Refused:
     pass
 
 
+def _empty() -> BatchRecord:
+    return BatchRecord([], [], [])
+
+
+@dataclass(slots=True)
+class Ledger:
+    """What a bot's senders sent and have not written yet, kept by the manager across them.
+
+    A sender that stops on a lost lease or a database error can seldom write its last
+    outcomes; they used to die with it, and its successor sent those messages again (the
+    security review, M3). The next sender of the bot in this process writes them first, and
+    does not read those rows meanwhile.
+    """
+
+    batch: BatchRecord = field(default_factory=_empty)
+
+    def ids(self) -> list[int]:
+        """The rows whose outcome waits to be written."""
+        return [outcome.id for outcome in self.batch.outcomes]
+
+
 class Sender(BotJob):
     """Sends one bot's queued calls while `lost` is unset."""
 
@@ -85,8 +112,12 @@ class Sender(BotJob):
         retry_for_s: float = 86400.0,
         retry_cap_s: float = 600.0,
         lease: tuple[str, str],
+        ledger: Ledger | None = None,
+        pauses: Pauses | None = None,
+        stop_wait_s: float = STOP_WAIT_S,
     ) -> None:
         super().__init__(link)
+        self.stop_wait_s = stop_wait_s
         self.limiter = limiter
         self.concurrency = concurrency
         self.retry_for_s = retry_for_s
@@ -99,7 +130,9 @@ class Sender(BotJob):
         self._failing_since: dict[int, float] = {}  # row id -> first transient failure
         self._in_hand: set[int] = set()
         self._refs: OrderedDict[str, int] = OrderedDict()
-        self._batch = BatchRecord([], [], [])
+        self.ledger = ledger or Ledger()
+        # Shared with the worker: a 429 here also stops claiming this bot's updates.
+        self.pauses = pauses or Pauses()
         self._stopping = asyncio.Event()
         self._lost: asyncio.Event | None = None
         self._done_lately: OrderedDict[int, None] = OrderedDict()
@@ -146,6 +179,8 @@ class Sender(BotJob):
         # test saw 28 in one second at Telegram's side across a hand-over without this).
         self.limiter.pause(self.limiter.window_s)
         self._lost = lost
+        # Sent by a predecessor, not yet written: not to be read (and sent) again.
+        self._in_hand.update(self.ledger.ids())
         try:
             await self.telegram.get_me()
         except Unauthorized:
@@ -154,7 +189,7 @@ class Sender(BotJob):
         except TelegramError as exc:
             log.warning("bot %s: getMe failed at sender start: %s", self.bot.info.id, exc)
         workers = [asyncio.create_task(self._chat_worker()) for _ in range(self.concurrency)]
-        workers.append(asyncio.create_task(self._background()))
+        background = asyncio.create_task(self._background())
         flusher = asyncio.create_task(self._flusher())
         key = f"outbox:{self.bot.info.id}"
         try:
@@ -167,14 +202,18 @@ class Sender(BotJob):
                 await self.notifier.wait(key, self.notifier.poll_interval())
         finally:
             self._stopping.set()
-            for task in workers:
+            # Calls in flight finish (their outcome is known); idle workers are woken to stop.
+            for _ in workers:
+                self._ready.put_nowait(NO_CHAT)
+            await asyncio.wait(workers, timeout=self.stop_wait_s)
+            for task in [*workers, background]:
                 task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*workers, background, return_exceptions=True)
             await self._stop_background()
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
-            await self._flush()
+            await self._last_flush()
 
     async def _still_ours(self) -> bool:
         try:
@@ -214,6 +253,8 @@ class Sender(BotJob):
     async def _chat_worker(self) -> None:
         while not self._stopping.is_set():
             chat_id = await self._ready.get()
+            if chat_id == NO_CHAT:
+                return
             backoff = await self._drain_chat(chat_id)
             if backoff is not None:
                 asyncio.get_running_loop().call_later(backoff, self._after_backoff, chat_id)
@@ -241,7 +282,8 @@ class Sender(BotJob):
             result = await self._send(row)
             if isinstance(result, _Throttled):
                 self.limiter.pause(result.retry_after)
-                self._batch.throttled += 1
+                self.pauses.pause(self.bot.info.id, result.retry_after)
+                self.ledger.batch.throttled += 1
                 continue
             if isinstance(result, _Refused):
                 self._stopping.set()
@@ -257,7 +299,7 @@ class Sender(BotJob):
             queue.popleft()
             self._failing_since.pop(row.id, None)
             result.tries = self._tries.pop(row.id, 0) + 1
-            self._batch.outcomes.append(result)
+            self.ledger.batch.outcomes.append(result)
         return None
 
     def _backoff(self, row_id: int, tries: int, base_s: float) -> float | None:
@@ -339,7 +381,7 @@ class Sender(BotJob):
                 result = await self._send(row)
                 if isinstance(result, _Throttled):
                     pace.pause(result.retry_after)
-                    self._batch.throttled += 1
+                    self.ledger.batch.throttled += 1
                 elif isinstance(result, _Refused):
                     # Not sent: Telegram refused the token. Back to the queue for later.
                     self._bg_unsent.add(row.id)
@@ -353,13 +395,13 @@ class Sender(BotJob):
                     if delay is None:
                         failed = Outcome(row.id, "failed", GAVE_UP)
                         failed.tries = tries
-                        self._batch.outcomes.append(failed)
+                        self.ledger.batch.outcomes.append(failed)
                         return
                     await asyncio.sleep(delay)
                 else:
                     self._failing_since.pop(row.id, None)
                     result.tries = tries + 1
-                    self._batch.outcomes.append(result)
+                    self.ledger.batch.outcomes.append(result)
                     return
                 self._bg_unsent.add(row.id)
                 await pace.acquire(0)
@@ -408,11 +450,14 @@ class Sender(BotJob):
             return _Refused()
         except Forbidden as exc:
             if is_blocked(exc):
-                self._batch.blocked.append(row.chat_id)
+                self.ledger.batch.blocked.append(row.chat_id)
             return Outcome(row.id, "failed", exc.description)
         except BadRequest as exc:
             if is_not_modified(exc):
                 return Outcome(row.id, "sent")
+            if row.method == "deleteMessage" and is_already_gone(exc):
+                # Nothing left to delete: done, with Telegram's reason kept.
+                return Outcome(row.id, "sent", exc.description)
             return Outcome(row.id, "failed", exc.description)
         except TelegramError as exc:
             if exc.is_transient:
@@ -423,7 +468,7 @@ class Sender(BotJob):
             self._refs[row.ref] = message_id
             if len(self._refs) > REFS_KEPT:
                 self._refs.popitem(last=False)
-            self._batch.refs.append((row.ref, row.chat_id, message_id))
+            self.ledger.batch.refs.append((row.ref, row.chat_id, message_id))
         return Outcome(row.id, "sent", None, message_id if isinstance(message_id, int) else None)
 
     async def _flusher(self) -> None:
@@ -431,22 +476,38 @@ class Sender(BotJob):
             await asyncio.sleep(FLUSH_EVERY_S)
             await self._flush()
 
-    async def _flush(self) -> None:
-        batch = self._batch
+    async def _flush(self) -> bool:
+        """Write the outcomes gathered; False (they are kept) when the database refused."""
+        batch = self.ledger.batch
         if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
-            return
-        self._batch = BatchRecord([], [], [])
+            return True
+        self.ledger.batch = _empty()
         try:
             await outbox.record(self.pool, self.bot.info.id, batch)
         except DB_ERRORS as exc:
             log.warning("bot %s: recording sends failed, will retry: %s", self.bot.info.id, exc)
-            self._batch.outcomes[:0] = batch.outcomes
-            self._batch.refs[:0] = batch.refs
-            self._batch.blocked[:0] = batch.blocked
-            self._batch.throttled += batch.throttled
-            return
+            self.ledger.batch.outcomes[:0] = batch.outcomes
+            self.ledger.batch.refs[:0] = batch.refs
+            self.ledger.batch.blocked[:0] = batch.blocked
+            self.ledger.batch.throttled += batch.throttled
+            return False
         for outcome in batch.outcomes:
             self._in_hand.discard(outcome.id)
             self._done_lately[outcome.id] = None
         while len(self._done_lately) > DONE_KEPT:
             self._done_lately.popitem(last=False)
+        return True
+
+    async def _last_flush(self) -> None:
+        """Write what is left, trying for a few seconds; what still fails stays in the ledger
+        for this bot's next sender in this process."""
+        deadline = time.monotonic() + self.stop_wait_s
+        while not await self._flush():
+            if time.monotonic() >= deadline:
+                log.warning(
+                    "bot %s: %d outcomes not written yet; the next sender writes them",
+                    self.bot.info.id,
+                    len(self.ledger.batch.outcomes),
+                )
+                return
+            await asyncio.sleep(0.5)

@@ -1,4 +1,9 @@
-"""Bot tokens at rest: encrypted with a key derived from SPONSORBOT_SECRET_KEY."""
+"""Bot tokens at rest: encrypted with a key derived from SPONSORBOT_SECRET_KEY.
+
+The setting may list keys separated by commas, the new one first: tokens are sealed with the
+first and opened with any, so a key is rotated by putting the new one in front of the old one
+until every token has been sealed again (BotService.check_key does that at start).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ import base64
 import hashlib
 import re
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-TOKEN_SHAPE = re.compile(r"^(\d{3,20}):[A-Za-z0-9_-]{35}$")
+TOKEN_SHAPE = re.compile(r"^([1-9]\d{2,17}):[A-Za-z0-9_-]{35}$")
 
 
 class TokenError(ValueError):
@@ -29,14 +34,16 @@ def tail(token: str) -> str:
 
 
 class TokenBox:
-    """Encrypts and decrypts tokens with one installation key."""
+    """Encrypts with the installation key and decrypts with it or an older one."""
 
     def __init__(self, secret: bytes) -> None:
-        key = base64.urlsafe_b64encode(hashlib.sha256(b"sponsorbot-tokens:" + secret).digest())
-        self._fernet = Fernet(key)
+        # Not stripped: a key is used exactly as it was given, as before rotation existed.
+        keys = [k for k in secret.split(b",") if k]
+        self.rotating = len(keys) > 1
+        self._fernet = MultiFernet([Fernet(_derived(k)) for k in keys or [secret]])
 
     def seal(self, token: str) -> bytes:
-        """The token, encrypted."""
+        """The token, encrypted with the newest key."""
         return self._fernet.encrypt(token.encode())
 
     def open(self, sealed: bytes) -> str:
@@ -47,3 +54,22 @@ class TokenBox:
             raise TokenError(
                 "a bot token cannot be decrypted: SPONSORBOT_SECRET_KEY changed since it was saved"
             ) from None
+
+    def reseal(self, sealed: bytes) -> bytes:
+        """The same plaintext sealed with the newest key (TokenError if no key opens it)."""
+        try:
+            return self._fernet.rotate(bytes(sealed))
+        except InvalidToken:
+            raise TokenError("a sealed value cannot be decrypted with any key") from None
+
+    def opens(self, sealed: bytes) -> bool:
+        """Whether one of the keys opens `sealed` (the key check)."""
+        try:
+            self._fernet.decrypt(bytes(sealed))
+        except InvalidToken:
+            return False
+        return True
+
+
+def _derived(secret: bytes) -> bytes:
+    return base64.urlsafe_b64encode(hashlib.sha256(b"sponsorbot-tokens:" + secret).digest())

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 
@@ -20,7 +20,7 @@ from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
-from sponsorbot.telegram import BotApi, TelegramError, scrub
+from sponsorbot.telegram import BotApi, TelegramError, Unauthorized, scrub
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,8 @@ class Worker:
         retry_for_s: float = 86400.0,
         offer: Offer | None = None,
         pauses: Pauses | None = None,
+        claimer: Callable[[], int | None] = lambda: None,
+        on_refused: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self.pool = pool
         self.router = router
@@ -85,6 +87,8 @@ class Worker:
         self.retry_for_s = retry_for_s
         self.offer: Offer = offer or _nobody
         self.pauses = pauses or Pauses()
+        self.claimer = claimer
+        self.on_refused = on_refused
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self._threshold = max(1, slots // 4)
         self.handled = 0
@@ -116,18 +120,30 @@ class Worker:
 
     async def _claim(self, free: int) -> int:
         bots = self.bots()
+        claimer = self.claimer()
         try:
             ready = self.pauses.allowed(bots)
-            rows = await inbox.claim(self.pool, ready, free, self.lock_s)
+            rows = await inbox.claim(self.pool, ready, free, self.lock_s, claimer)
         except DB_ERRORS as exc:
             log.warning("claim failed, trying again shortly: %s", exc)
             await asyncio.sleep(1)
+            await self._release_lost(claimer)
             return 0
         for row in rows:
             task = asyncio.create_task(self._handle(row, bots.get(row.bot_id)))
             self._in_hand[task] = row.id
             task.add_done_callback(self._finished)
         return len(rows)
+
+    async def _release_lost(self, claimer: int | None) -> None:
+        """After a failed claim: if it committed but its answer was lost, the rows it took
+        would wait out the whole lock time. Give back whatever we hold but do not know of."""
+        if claimer is None:
+            return
+        try:
+            await self.pool.execute(inbox.RELEASE_LOST, claimer, list(self._in_hand.values()))
+        except DB_ERRORS as exc:
+            log.warning("could not check for updates a lost claim took: %s", exc)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_hand.pop(task, None)
@@ -199,6 +215,14 @@ class Worker:
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
         error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
         passing, wait = transient(exc)
+        if isinstance(exc, Unauthorized) and self.on_refused is not None:
+            # The token was revoked: no fault of this update. The bot stops until the owner
+            # gives it a new token, and the update waits for that without counting a failure.
+            passing = True
+            try:
+                await self.on_refused(row.bot_id)
+            except DB_ERRORS as db_exc:
+                log.warning("could not mark bot %s's token refused: %s", row.bot_id, db_exc)
         if wait is not None:
             # Telegram's own wait, plus a little so a bot's updates do not all return at once.
             delay = wait * (1 + random.random() / 10)

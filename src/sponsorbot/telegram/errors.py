@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from sponsorbot.logs import TOKEN_PATTERN
+
 __all__ = [
     "BadRequest",
     "Conflict",
@@ -27,8 +29,8 @@ __all__ = [
 ]
 
 # Tokens look like "123456789:AA...35 chars"; yarl may percent-encode the colon inside a URL.
-# Three digits, not five, as in sponsorbot.logs: tokens given to the simulator may have short ids.
-_TOKEN_RE = re.compile(r"\d{3,}(?::|%3A)[A-Za-z0-9_-]{35}", re.IGNORECASE)
+# The log mask's pattern: one definition, so the two never drift apart.
+_TOKEN_RE = TOKEN_PATTERN
 _RETRY_AFTER_RE = re.compile(r"retry after (\d+(?:\.\d+)?)", re.IGNORECASE)
 _REDACTED = "<token>"
 
@@ -211,3 +213,12 @@ def is_not_modified(e: BaseException) -> bool:
         and e.error_code == 400
         and "message is not modified" in e.description.lower()
     )
+
+
+def is_already_gone(e: BaseException) -> bool:
+    """True for a deleteMessage refused because there is nothing left to do: the person
+    deleted the message already, or it is past the 48 hours in which a bot may delete."""
+    if not isinstance(e, TelegramError) or e.error_code != 400:
+        return False
+    text = e.description.lower()
+    return "message to delete not found" in text or "message can't be deleted" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from sponsorbot.engine.bots import (
@@ -15,9 +16,11 @@ from sponsorbot.engine.bots import (
     BotService,
     BotTokenMalformed,
     BotTokenRefused,
+    WebhookRefused,
     WebhookUnavailable,
 )
 from sponsorbot.engine.intake import Intake
+from sponsorbot.engine.redrive import Redriven, redrive, waiting
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused
 from sponsorbot.telegram import BotApi
 
@@ -28,6 +31,7 @@ _AS_FEATURE: tuple[tuple[type[BotError], type[FeatureError], str], ...] = (
     (BotExists, Conflict, "bot_exists"),
     (BotNotFound, NotFound, "bot_not_found"),
     (WebhookUnavailable, Invalid, "webhook_unavailable"),
+    (WebhookRefused, Refused, "webhook_refused"),
 )
 
 
@@ -106,6 +110,16 @@ class BotsService:
     async def active(self) -> list[ActiveBot]:
         """The active bots with their tokens (for periodic jobs that call Telegram as them)."""
         return await self._bots.active()
+
+    async def redrive(
+        self, bot_id: int | None = None, since: datetime | None = None, *, dry_run: bool = False
+    ) -> Redriven:
+        """Queue dead updates and given-up messages again (of one bot, since a time); with
+        `dry_run`, only count them. NotFound for an unknown bot."""
+        if bot_id is not None:
+            await self.get(bot_id)
+        act = waiting if dry_run else redrive
+        return await act(self._bots.pool, bot_id, since)
 
     async def webhook_info(self, bot_id: int) -> dict[str, Any]:
         """What Telegram says of the bot's webhook (getWebhookInfo)."""

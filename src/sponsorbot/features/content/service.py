@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 import secrets
 import string
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
 from sponsorbot.engine.calls import MEDIA_METHODS
+from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused, TooLarge
 from sponsorbot.features.service import OwnerService
 from sponsorbot.telegram import Bot, TelegramError
@@ -28,7 +30,13 @@ MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # the Bot API's limit for files a bot uploa
 MAX_ITEMS = 10
 MAX_CAPTION = 1024  # Telegram's caption limit
 MAX_TEXT = 4096  # Telegram's message limit
-MAX_AUTO_DELETE_S = 7 * 24 * 3600
+# Telegram lets a bot delete its messages only within 48 hours (M12): 47 leave the sender an
+# hour to retry the delete.
+MAX_AUTO_DELETE_S = 47 * 3600
+# What a Telegram file_id looks like (M7): never a URL or a path, which the Bot API (and a
+# local Bot API server, a file:// path) would fetch in its place. Checked where an owner types
+# one (the API); the files the bot receives carry Telegram's own.
+FILE_ID_PATTERN = r"^[A-Za-z0-9_-]{16,255}$"
 
 CONTENT_COLUMNS = """id, code, kind, items, caption, protect, auto_delete_s, enabled, created_by,
     created_at, updated_at"""
@@ -39,6 +47,11 @@ RETURNING {CONTENT_COLUMNS}
 """
 
 DELETE = "DELETE FROM contents WHERE bot_id = $1 AND id = $2"
+# The storage group became a supergroup with a new id: follow it, unless the owner changed it.
+MOVE_STORAGE = """
+UPDATE bot_settings SET storage_chat_id = $3, updated_at = now()
+WHERE bot_id = $1 AND storage_chat_id = $2
+"""
 SEARCH = """(code = $2 OR caption ILIKE $3 OR EXISTS (
     SELECT FROM jsonb_array_elements(items) AS i
     WHERE i ->> 'caption' ILIKE $3 OR i ->> 'text' ILIKE $3))"""
@@ -132,6 +145,19 @@ def item_of_message(message: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def storage_mover(
+    pool: asyncpg.Pool, config: ConfigCache, bot_id: int
+) -> Callable[[int, int], Awaitable[None]]:
+    """`store_file`'s `moved`: keeps the storage chat's new id (unless the owner changed it
+    meanwhile) when Telegram says the group became a supergroup."""
+
+    async def moved(old: int, new: int) -> None:
+        await pool.execute(MOVE_STORAGE, bot_id, old, new)
+        config.invalidate(bot_id)
+
+    return moved
+
+
 async def store_file(
     telegram: Bot,
     storage: int | None,
@@ -139,8 +165,13 @@ async def store_file(
     filename: str,
     data: bytes,
     content_type: str,
+    moved: Callable[[int, int], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
-    """Post a file to the bot's storage chat; returns the item (kind, file_id) Telegram made."""
+    """Post a file to the bot's storage chat; returns the item (kind, file_id) Telegram made.
+
+    A storage group upgraded to a supergroup answers with its new id: the upload is tried
+    there once, and `moved(old, new)` keeps the new id.
+    """
     if len(data) > MAX_UPLOAD_BYTES:
         raise TooLarge(
             f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB",
@@ -157,9 +188,15 @@ async def store_file(
             code="no_storage_chat",
         )
     try:
-        message = await telegram.call(
-            MEDIA_METHODS[kind], {"chat_id": storage}, files={kind: (filename, data, content_type)}
-        )
+        try:
+            message = await _post_file(telegram, storage, kind, filename, data, content_type)
+        except TelegramError as exc:
+            if exc.migrate_to_chat_id is None:
+                raise
+            new = exc.migrate_to_chat_id
+            message = await _post_file(telegram, new, kind, filename, data, content_type)
+            if moved is not None:
+                await moved(storage, new)
     except TelegramError as exc:
         if exc.is_transient:
             raise
@@ -172,6 +209,14 @@ async def store_file(
     if item is None:
         raise Refused("Telegram's answer to the upload holds no file", code="storage_refused")
     return item
+
+
+async def _post_file(
+    telegram: Bot, chat_id: int, kind: str, filename: str, data: bytes, content_type: str
+) -> Any:
+    return await telegram.call(
+        MEDIA_METHODS[kind], {"chat_id": chat_id}, files={kind: (filename, data, content_type)}
+    )
 
 
 class ContentService(OwnerService):
@@ -209,12 +254,54 @@ class ContentService(OwnerService):
         """Post the file to the bot's storage chat for a file_id, then store the item."""
         token = await self.bots.token(bot_id)
         storage = (await self.config.get(bot_id)).storage_chat_id
-        item = await store_file(self.api.bot(token), storage, kind, filename, data, content_type)
+        item = await store_file(
+            self.api.bot(token),
+            storage,
+            kind,
+            filename,
+            data,
+            content_type,
+            self.storage_moved(bot_id),
+        )
         item.pop("caption", None)
         stored = NewContent(
             item["kind"], [item], new.created_by, new.caption, new.protect, new.auto_delete_s
         )
         return await self.create(bot_id, stored)
+
+    async def check_storage(self, bot_id: int, chat_id: int) -> None:
+        """Refuse a storage chat the bot cannot post files to, asking Telegram now: a wrong id
+        is refused when it is set, not at the next upload."""
+        telegram = self.api.bot(await self.bots.token(bot_id))
+        try:
+            chat = await telegram.get_chat(chat_id)
+            member = await telegram.get_chat_member(chat_id, bot_id)
+        except TelegramError as exc:
+            if exc.is_transient:
+                raise
+            raise Refused(
+                f"the bot cannot reach chat {chat_id} ({exc.description}); add the bot to it "
+                "as an administrator first",
+                code="storage_refused",
+                telegram=exc.description,
+            ) from None
+        status = member.get("status")
+        if chat.get("type") == "channel":
+            can_post = status == "creator" or (
+                status == "administrator" and bool(member.get("can_post_messages"))
+            )
+        else:
+            can_post = status in ("creator", "administrator", "member")
+        if not can_post:
+            raise Refused(
+                "the bot may not post in this chat: make it an administrator that can post "
+                "messages",
+                code="storage_refused",
+            )
+
+    def storage_moved(self, bot_id: int) -> Callable[[int, int], Awaitable[None]]:
+        """What keeps a bot's storage chat's new id when Telegram says the group moved."""
+        return storage_mover(self.pool, self.config, bot_id)
 
     async def get(self, bot_id: int, content_id: int) -> dict[str, Any]:
         """One content item of the bot."""

@@ -5,7 +5,8 @@ chat_member update says the person left. "Not joined" is never cached: the visit
 join and press "I've joined". A channel Telegram will not tell us about (the bot lost its
 rights, "member list is inaccessible") is Unknown and lets the visitor through: nobody can
 join a channel nobody can check. Telegram unreachable or answering 5xx is none of these: the
-error propagates and the engine retries the update later.
+error propagates and the engine retries the update later. Nor is a refused token (401): it
+says nothing about any channel, and propagates for the engine to stop the bot.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sponsorbot.features.botconfig import GateChannel
-from sponsorbot.telegram import Bot, TelegramError
+from sponsorbot.telegram import Bot, TelegramError, Unauthorized
 
 MEMBER_STATUSES = frozenset({"creator", "administrator", "member"})
 
@@ -103,7 +104,8 @@ async def check_all(
 ) -> list[Verdict]:
     """The visitor's standing in every gate channel, asking Telegram about all at once.
 
-    Raises the first transient TelegramError (network, 5xx, 429) so the update is retried.
+    Raises the first transient TelegramError (network, 5xx, 429) so the update is retried,
+    and Unauthorized (the token was refused), which is no verdict about a channel.
     """
     verdicts: dict[int, Verdict] = {}
     to_ask: list[GateChannel] = []
@@ -119,7 +121,7 @@ async def check_all(
     )
     for channel, answer in zip(to_ask, answers, strict=True):
         if isinstance(answer, TelegramError):
-            if answer.is_transient:
+            if answer.is_transient or isinstance(answer, Unauthorized):
                 raise answer
             verdicts[channel.chat_id] = Verdict(channel, Standing.UNKNOWN, answer.description)
         elif isinstance(answer, BaseException):

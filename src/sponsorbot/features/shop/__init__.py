@@ -4,6 +4,8 @@ starts its ad (a campaign, a broadcast or a banner) by itself."""
 
 from __future__ import annotations
 
+import asyncpg
+
 from sponsorbot.features.base import Feature, Parts, Shared
 
 
@@ -18,7 +20,7 @@ def setup(shared: Shared) -> Parts:
     from sponsorbot.features.shop.dialogue import Dialogue
     from sponsorbot.features.shop.fulfil import Fulfilment
     from sponsorbot.features.shop.runner import ShopRunner
-    from sponsorbot.features.shop.service import ShopService
+    from sponsorbot.features.shop.service import ShopService, reseal_keys
     from sponsorbot.tron.prices import PriceSources
 
     engine = shared.engine
@@ -57,11 +59,16 @@ def setup(shared: Shared) -> Parts:
     )
     runner = ShopRunner(shop, fulfil, settings, engine.api.session)
     every = shared.options.shop_check_every_s
-    return Parts(
-        router=Dialogue(shared.config).router(),
-        services=[shop],
-        jobs=[Job("shop_runner", every, runner.tick)],
-    )
+    jobs = [Job("shop_runner", every, runner.tick)]
+    if box.rotating:
+        # A key rotation (SPONSORBOT_SECRET_KEY="new,old"): TronGrid keys move to the new key,
+        # so the old one can be dropped later.
+
+        async def reseal(pool: asyncpg.Pool) -> None:
+            await reseal_keys(pool, box)
+
+        jobs.append(Job("shop_reseal", 3600.0, reseal))
+    return Parts(router=Dialogue(shared.config).router(), services=[shop], jobs=jobs)
 
 
 FEATURE = Feature("shop", setup)

@@ -46,6 +46,22 @@ from sponsorbot.tron.prices import PriceSources, PriceUnavailable
 
 log = logging.getLogger(__name__)
 
+RESEAL_SELECT = "SELECT bot_id, api_key FROM shop_settings WHERE api_key IS NOT NULL"
+RESEAL_UPDATE = "UPDATE shop_settings SET api_key = $2 WHERE bot_id = $1 AND api_key = $3"
+
+
+async def reseal_keys(pool: asyncpg.Pool, box: TokenBox) -> int:
+    """Seal every shop's TronGrid key with the newest installation key; how many moved."""
+    moved = 0
+    for row in await pool.fetch(RESEAL_SELECT):
+        old = bytes(row["api_key"])
+        new = box.reseal(old)
+        if new != old:
+            status = await pool.execute(RESEAL_UPDATE, row["bot_id"], new, old)
+            moved += int(status.rsplit(" ", 1)[-1])
+    return moved
+
+
 MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000

@@ -1,0 +1,157 @@
+"""Fast failover: a worker that dies hands its bots and its updates over within seconds.
+
+Leases expire after 30 s and an update's lock after 120 s, so a worker killed with SIGKILL
+used to leave its bots unanswered for that long. Each worker now holds a session-level
+advisory lock on a connection of its own, and PostgreSQL releases such a lock the moment the
+connection drops, whether the process exited, was killed or lost its machine. Every worker
+looks, once a second, for registered workers whose lock is gone: it expires their leases (so
+the manager takes their bots over at once), and gives their updates in hand back to the queue.
+
+A restart of PostgreSQL drops every lock at once; a live worker takes its lock again as soon
+as it reconnects and keeps `seen_at` fresh, and a worker only reaps others once its own lock
+has been held for a while, so nobody is taken for dead in the seconds after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+
+import asyncpg
+
+from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.engine.bots import BOTS_CHANGED
+from sponsorbot.engine.notify import Notifier
+
+log = logging.getLogger(__name__)
+
+# The first key of our advisory locks (pg_advisory_lock(int, int)): "SB" in ASCII, so other
+# users of advisory locks in the same database are not confused with workers.
+NAMESPACE = 0x5342
+TAKE = "SELECT pg_try_advisory_lock($1, $2)"
+REGISTER = """
+INSERT INTO workers (lock_key, owner) VALUES ($1, $2)
+ON CONFLICT (owner) DO UPDATE SET lock_key = excluded.lock_key, seen_at = now()
+"""
+HEARTBEAT = "UPDATE workers SET seen_at = now() WHERE owner = $1 RETURNING lock_key"
+LEAVE = "DELETE FROM workers WHERE owner = $1"
+# Workers not seen for $2 seconds whose lock no session of this database holds: dead. Their
+# leases expire now, their claimed updates wait no more, and they are forgotten.
+REAP = """
+WITH dead AS (
+    SELECT w.lock_key, w.owner FROM workers w
+    WHERE w.seen_at < now() - make_interval(secs => $2)
+      AND NOT EXISTS (
+          SELECT 1 FROM pg_locks l
+          WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND l.classid = $1::oid AND l.objid = w.lock_key::oid)
+), released AS (
+    UPDATE inbox SET status = 'pending', locked_until = NULL, next_attempt_at = now()
+    WHERE status = 'processing' AND claimed_by IN (SELECT lock_key FROM dead)
+    RETURNING 1
+), freed AS (
+    UPDATE leases SET expires_at = now() - interval '1 second'
+    WHERE owner IN (SELECT owner FROM dead) AND expires_at >= now()
+    RETURNING 1
+), gone AS (
+    DELETE FROM workers WHERE lock_key IN (SELECT lock_key FROM dead) RETURNING owner
+)
+SELECT ARRAY(SELECT owner FROM gone) AS owners,
+       (SELECT count(*) FROM released) AS updates, (SELECT count(*) FROM freed) AS leases
+"""
+
+
+class Liveness:
+    """This worker's advisory lock and heartbeat, and the reaping of dead workers."""
+
+    def __init__(
+        self,
+        dsn: str,
+        owner: str,
+        notifier: Notifier,
+        *,
+        every_s: float = 1.0,
+        grace_s: float = 2.0,
+        settle_s: float = 5.0,
+    ) -> None:
+        self.dsn = dsn
+        self.owner = owner
+        self.notifier = notifier
+        self.every_s = every_s
+        self.grace_s = grace_s
+        self.settle_s = settle_s
+        # The key of our lock, chosen once; claimed updates carry it (inbox.claimed_by).
+        self.key = secrets.randbelow(2**31 - 1) + 1
+        self._conn: asyncpg.Connection | None = None
+        self._held_since: float | None = None
+        self.reaped = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Hold the lock and look for dead workers until `stop`; then leave."""
+        try:
+            while not stop.is_set():
+                try:
+                    await self._beat()
+                except DB_ERRORS as exc:
+                    log.warning("worker liveness: %s; reconnecting", exc)
+                    await self._drop()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.every_s)
+        finally:
+            await self._leave()
+
+    async def _beat(self) -> None:
+        conn = await self._connection()
+        if await conn.fetchval(HEARTBEAT, self.owner) is None:
+            # Taken for dead (our lock was lost for a while): back on the list.
+            await conn.execute(REGISTER, self.key, self.owner)
+        held_for = time.monotonic() - (self._held_since or time.monotonic())
+        if held_for < self.settle_s:
+            return
+        row = await conn.fetchrow(REAP, NAMESPACE, self.grace_s)
+        if row["owners"]:
+            self.reaped += len(row["owners"])
+            log.warning(
+                "workers %s are gone: took back %d updates and %d leases",
+                ", ".join(row["owners"]),
+                row["updates"],
+                row["leases"],
+            )
+            self.notifier.wake(BOTS_CHANGED)
+            self.notifier.wake("inbox")
+
+    async def _connection(self) -> asyncpg.Connection:
+        if self._conn is not None and not self._conn.is_closed():
+            return self._conn
+        conn = await asyncpg.connect(
+            self.dsn, server_settings={"application_name": "sponsorbot-liveness"}
+        )
+        try:
+            while not await conn.fetchval(TAKE, NAMESPACE, self.key):
+                # Another live worker drew the same key: draw again.
+                self.key = secrets.randbelow(2**31 - 1) + 1
+            await conn.execute(REGISTER, self.key, self.owner)
+        except BaseException:
+            await conn.close()
+            raise
+        self._conn = conn
+        self._held_since = time.monotonic()
+        return conn
+
+    async def _drop(self) -> None:
+        conn, self._conn, self._held_since = self._conn, None, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    async def _leave(self) -> None:
+        """Unregister and release the lock (closing the session does that)."""
+        conn = self._conn
+        if conn is not None and not conn.is_closed():
+            with contextlib.suppress(Exception):
+                await conn.execute(LEAVE, self.owner)
+        await self._drop()
