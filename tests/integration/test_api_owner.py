@@ -157,7 +157,7 @@ async def test_content_from_file_id_and_upload_with_link(
         base = f"/api/v1/bots/{bot['id']}"
         made = await api.http.post(
             f"{base}/contents",
-            json={"kind": "document", "file_id": "BQACAgIAAxkabc", "auto_delete_minutes": 5},
+            json={"kind": "document", "file_id": "BQACAgIAAxkabcdefgh", "auto_delete_minutes": 5},
         )
         assert made.status_code == 201, made.text
         body = made.json()

@@ -6,6 +6,7 @@ Timings come from settings: the outage here lasts seconds, the retry budget is s
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import subprocess
 import sys
@@ -108,7 +109,7 @@ async def test_a_429_in_the_read_phase_waits_as_told_and_spends_no_attempt(
         # The two channels are asked at once; each retry came the second Telegram asked for
         # after the refusal before it.
         moments = sorted(c["ts"] for c in calls)
-        gaps = [b - a for a, b in zip(moments, moments[1:], strict=False) if b - a > 0.2]
+        gaps = [b - a for a, b in itertools.pairwise(moments) if b - a > 0.2]
         assert len(gaps) >= 2 and min(gaps) >= 0.95
 
 
@@ -141,3 +142,29 @@ async def test_updates_dead_after_the_retry_time_are_redriven_by_the_command(
         assert "queued 1 dead update(s)" in done.stdout
         await g.wait_for(visitor, gate_of, timeout=30)
         assert await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'dead'") == 0
+
+
+async def test_the_owner_api_counts_and_redrives_dead_updates(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """H3: a re-drive from the owner API as well as the command (an editor may only count)."""
+    from tests.integration.test_api_owner import connect_bot, owner_api
+
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api)
+        await pool.execute(
+            "INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload, status, handled_at,"
+            " error) VALUES ($1, 9, 'message', 5, '{}', 'dead', now(), 'ServerError: 502')",
+            bot["id"],
+        )
+        counted = await api.http.get("/api/v1/redrive", params={"bot_id": bot["id"]})
+        assert counted.json() == {"updates": 1, "messages": 0}
+        unknown = await api.http.post("/api/v1/redrive", json={"bot_id": 999_999})
+        assert unknown.status_code == 404
+        done = await api.http.post("/api/v1/redrive", json={"bot_id": bot["id"]})
+        assert done.json() == {"updates": 1, "messages": 0}
+        status = await pool.fetchval("SELECT status FROM inbox WHERE update_id = 9")
+        assert status in ("pending", "processing", "done")
+    async with owner_api(pool, db_dsn, tmp_path, role="editor") as api:
+        refused = await api.http.post("/api/v1/redrive", json={})
+        assert refused.status_code == 403

@@ -23,7 +23,7 @@ def refuse_declared_size(request: Request, limit: int) -> None:
     """Refuse on the declared size, before the body is read: nobody waits for 50 MB to learn
     it was too much."""
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit + FORM_OVERHEAD:
+    if length.isdecimal() and int(length) > limit + FORM_OVERHEAD:
         raise too_large(int(length), limit)
 
 

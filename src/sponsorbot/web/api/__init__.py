@@ -1,11 +1,12 @@
 """The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
-campaigns, broadcasts, the ad shop, visitors."""
+campaigns, broadcasts, the ad shop, visitors, statistics, re-drive."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from pydantic import TypeAdapter
 
 from sponsorbot.web.api import (
     routes_bot_texts,
@@ -14,6 +15,7 @@ from sponsorbot.web.api import (
     routes_campaigns,
     routes_channels,
     routes_content,
+    routes_redrive,
     routes_shop,
     routes_stats,
     routes_tokens,
@@ -30,7 +32,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (403, "The token's role may not do this"),
         (404, "Not found"),
         (409, "Conflict"),
+        (413, "The request body is too large"),
         (422, "Invalid input"),
+        (503, "Telegram is unreachable right now; try again"),
     )
 }
 
@@ -48,6 +52,7 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_shop.router, tags=["ad shop"])
     api.include_router(routes_visitors.router, tags=["visitors"])
     api.include_router(routes_stats.router, tags=["statistics"])
+    api.include_router(routes_redrive.router, tags=["operations"])
     app.include_router(api)
     install_errors(app)
     _describe_json_body(app)
@@ -61,7 +66,7 @@ def _describe_json_body(app: FastAPI) -> None:
         if app.openapi_schema:
             return app.openapi_schema
         schema = build()
-        extra = ContentIn.model_json_schema(ref_template="#/components/schemas/{model}")
+        extra = TypeAdapter(ContentIn).json_schema(ref_template="#/components/schemas/{model}")
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         for name, definition in extra.pop("$defs", {}).items():
             components.setdefault(name, definition)

@@ -1,7 +1,8 @@
-"""Bearer-token authentication and role checks for the owner API.
+"""Bearer-token authentication and permission checks for the owner API.
 
-Roles: owner and admin may do everything; editor manages content, channels, the gate and
-texts (not bots, uploaders or tokens); analyst only reads.
+The permissions and the roles holding them are the panel's (web/policy.py): analyst reads;
+editor also manages content, channels, the gate, campaigns and broadcasts; admin also bots,
+their texts, uploaders and shop, and API tokens; only the owner removes a bot.
 """
 
 from __future__ import annotations
@@ -12,35 +13,44 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from sponsorbot.features.accounts.api_tokens import ROLES, Principal
+from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.web.deps import services_of
-
-READ = frozenset(ROLES)
-EDIT = frozenset({"owner", "admin", "editor"})
-ADMIN = frozenset({"owner", "admin"})
+from sponsorbot.web.policy import PERMISSIONS, allowed
 
 bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot token create`.")
 
 
-def require(roles: frozenset[str]) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the caller, when their token is valid and their role one of `roles`."""
+async def authenticate(
+    request: Request, credentials: HTTPAuthorizationCredentials | None
+) -> Principal:
+    """The caller of a valid token; 401 otherwise."""
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise HTTPException(
+            401,
+            "send Authorization: Bearer <token> (sponsorbot token create)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    who = await services_of(request).tokens.authenticate(credentials.credentials)
+    if who is None:
+        raise HTTPException(
+            401,
+            "the token is unknown, revoked or expired",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return who
+
+
+def require(permission: str) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller, when their token is valid and their role holds `permission`."""
+    if permission not in PERMISSIONS:
+        raise ValueError(f"no permission is called {permission!r}")
 
     async def check(
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Principal:
-        if credentials is None or credentials.scheme.lower() != "bearer":
-            raise HTTPException(
-                401,
-                "send Authorization: Bearer <token> (sponsorbot token create)",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        who = await services_of(request).tokens.authenticate(credentials.credentials)
-        if who is None:
-            raise HTTPException(
-                401, "the token is unknown or revoked", headers={"WWW-Authenticate": "Bearer"}
-            )
-        if who.role not in roles:
+        who = await authenticate(request, credentials)
+        if not allowed(permission, who.role):
             raise HTTPException(403, f"the role {who.role} may not do this")
         return who
 

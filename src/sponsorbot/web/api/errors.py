@@ -15,6 +15,7 @@ from fastapi.exception_handlers import (
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from sponsorbot.features.errors import (
     Conflict,
@@ -25,8 +26,10 @@ from sponsorbot.features.errors import (
     TooLarge,
 )
 from sponsorbot.telegram import TelegramError
+from sponsorbot.web.api.models import CODES
 
 log = logging.getLogger(__name__)
+PROBED_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
 
 FEATURE_STATUS: dict[type[FeatureError], int] = {
     NotFound: 404,
@@ -59,19 +62,52 @@ async def on_validation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     if not is_api(request):
         return await request_validation_exception_handler(request, exc)
-    if any(e.get("type") == "json_invalid" for e in exc.errors()):
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
         return error(400, "the body is not valid JSON")
-    return error(422, "the request is not valid", details=_details(exc))
+    details = _details(exc)
+    extra: dict[str, Any] = {}
+    coded = [e for e in errors if e.get("type") in CODES]
+    if coded:
+        extra["code"] = coded[0]["type"]
+    first = coded[0] if coded else (errors[0] if errors else None)
+    message = "the request is not valid"
+    if first is not None:
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        message += f": {where + ': ' if where else ''}{first.get('msg', '')}"
+    return error(422, message, details=details, **extra)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the request's path answers, and OPTIONS, sorted; empty when
+    no route has this path. Asked of the router itself, so nested routers count too."""
+    methods = {
+        method
+        for method in PROBED_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL
+            for route in request.app.router.routes
+        )
+    }
+    return sorted(methods | {"OPTIONS"}) if methods else []
 
 
 async def on_http(request: Request, exc: Exception) -> Response:
-    """404 for unknown paths, 405 for wrong methods, ... as JSON under /api."""
+    """404 for unknown paths, 405 for wrong methods, ... as JSON under /api. A 405's Allow
+    lists every method of the path, not only those of the first route that matched it, and
+    OPTIONS on a known path is a 204 with that list."""
     assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+        if request.method == "OPTIONS":
+            # No route takes OPTIONS itself: the answer is which methods the path takes.
+            return Response(status_code=204, headers=headers)
+        exc = HTTPException(405, exc.detail, headers=headers)
     if not is_api(request):
         return await http_exception_handler(request, exc)
     response = error(exc.status_code, str(exc.detail))
-    if exc.headers:
-        response.headers.update(exc.headers)
+    response.headers.update(headers)
     return response
 
 

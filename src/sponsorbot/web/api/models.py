@@ -1,23 +1,167 @@
-"""The owner API's request and response bodies (they make the OpenAPI document)."""
+"""The owner API's request and response bodies (they make the OpenAPI document).
+
+Every input model is `Strict`: unknown fields, a NUL character in any text and lax coercion
+(`true` for a number, `0` for a boolean) are a 422 naming the field, never a 500; every
+integer has the bounds of the bigint it is stored in, and every rule the services check that
+a schema can state is in the schema (patterns, enums, oneOf).
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from sponsorbot.features.content.service import FILE_ID_PATTERN, MAX_AUTO_DELETE_S
+from sponsorbot.features.texts import KEYS, LANGUAGES
 
 T = TypeVar("T")
 Role = Literal["owner", "admin", "editor", "analyst"]
 Mode = Literal["webhook", "polling"]
 FileKind = Literal["document", "video", "photo"]
-MAX_AUTO_DELETE_MIN = 7 * 24 * 60
+# Telegram lets a bot delete a message only within 48 hours; 47 leaves room for retries.
+MAX_AUTO_DELETE_MIN = MAX_AUTO_DELETE_S // 60
+BIGINT = 2**63 - 1
+BOT_TOKEN_PATTERN = r"^[1-9][0-9]{2,17}:[A-Za-z0-9_-]{35}$"
+_USERNAME = r"[A-Za-z][A-Za-z0-9_]{3,31}"
+CHANNEL_REF_PATTERN = (
+    rf"^(?:@?{_USERNAME}|-[1-9][0-9]{{0,17}}|(?:https?://)?(?:www\.)?"
+    rf"(?:t\.me|telegram\.me|telegram\.dog)/(?:c/[0-9]{{1,14}}|{_USERNAME})"
+    r"(?:/[0-9]{1,18})*/?(?:[?#][^\s]*)?)$"
+)
 
 
-class Strict(BaseModel):
-    """Unknown fields are an error, not silently ignored."""
+# The codes of the refusals these models raise themselves (see `shaped`).
+CODES: set[str] = {"nul_character", "auto_delete_range"}
 
-    model_config = ConfigDict(extra="forbid")
+
+def nul_at(value: Any, path: str = "") -> str | None:
+    """Where in a JSON value a text holds a NUL character (PostgreSQL's text cannot), if
+    anywhere: "" for the value itself, else a dotted path."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                return here
+            found = nul_at(item, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = nul_at(item, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+    return None
+
+
+class NoNul(BaseModel):
+    """A NUL character anywhere in the input is a 422 naming where it is."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        where = nul_at(data)
+        if where is not None:
+            place = f"{where!r}" if where else "the value"
+            raise PydanticCustomError(
+                "nul_character",
+                "{place} holds a NUL character (\\u0000), which no text may hold",
+                {"place": place},
+            )
+        return data
+
+
+class Strict(NoNul):
+    """Unknown fields are an error, not silently ignored; no lax coercion (`true` is not 1,
+    `0` is not false)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def shaped(pattern: str, code: str, message: str) -> Callable[[str], str]:
+    """A validator that refuses text not matching `pattern` with a clear `message`; `code`
+    is the error's stable code (the API answers it as "code", as the services' refusals)."""
+    compiled = re.compile(pattern)
+    CODES.add(code)
+
+    def check(text: str) -> str:
+        if not compiled.match(text):
+            raise PydanticCustomError(code, message)
+        return text
+
+    return check
+
+
+# Times come as ISO 8601 strings, which strict mode would refuse.
+When = Annotated[datetime, Field(strict=False)]
+Id = Annotated[int, Field(ge=1, le=BIGINT)]
+ChatRef = Annotated[int, Field(ge=-BIGINT, le=BIGINT, description="a Telegram chat id")]
+FileId = Annotated[
+    str,
+    AfterValidator(
+        shaped(
+            FILE_ID_PATTERN,
+            "file_id_shape",
+            "a file_id is 16 to 255 letters, digits, '_' or '-' (as Telegram makes them)",
+        )
+    ),
+    Field(json_schema_extra={"pattern": FILE_ID_PATTERN}, description="a Telegram file_id"),
+]
+BotToken = Annotated[
+    str,
+    AfterValidator(
+        shaped(
+            BOT_TOKEN_PATTERN,
+            "token_malformed",
+            "a bot token looks like 123456789:AAH... (digits, a colon, 35 characters)",
+        )
+    ),
+    Field(json_schema_extra={"pattern": BOT_TOKEN_PATTERN}, description="from @BotFather"),
+]
+ChannelRef = Annotated[
+    str,
+    AfterValidator(
+        shaped(
+            CHANNEL_REF_PATTERN,
+            "channel_ref",
+            "not a channel reference: use @username, https://t.me/name, a post link "
+            "or a -100... id (an invite link names no channel)",
+        )
+    ),
+    Field(
+        json_schema_extra={"pattern": CHANNEL_REF_PATTERN},
+        description="@username, https://t.me/name, a post link, or a -100... id",
+    ),
+]
+
+
+def _within_48_hours(minutes: float) -> float:
+    if minutes > MAX_AUTO_DELETE_MIN:
+        raise PydanticCustomError(
+            "auto_delete_range",
+            "auto-delete is 0 (never) to {most} minutes (47 hours): Telegram lets a bot "
+            "delete its messages only within 48 hours",
+            {"most": MAX_AUTO_DELETE_MIN},
+        )
+    return minutes
+
+
+AutoDelete = Annotated[
+    float,
+    Field(
+        ge=0,
+        json_schema_extra={"maximum": MAX_AUTO_DELETE_MIN},
+        description=f"0 (never) to {MAX_AUTO_DELETE_MIN} minutes (47 hours): Telegram lets "
+        "a bot delete its messages only within 48 hours",
+    ),
+    AfterValidator(_within_48_hours),
+]
 
 
 class Page(BaseModel, Generic[T]):
@@ -38,22 +182,23 @@ class ErrorOut(BaseModel):
 class BotIn(Strict):
     """Connect a bot by its token (checked live with getMe)."""
 
-    token: str = Field(min_length=1, max_length=200)
+    token: BotToken
     mode: Mode | None = None
 
 
 class BotTokenIn(Strict):
     """A new token for the same bot."""
 
-    token: str = Field(min_length=1, max_length=200)
+    token: BotToken
 
 
 class BotPatch(Strict):
-    """Change a bot: its mode, status, or storage chat (null clears it)."""
+    """Change a bot: its mode, status, or storage chat (checked live: the bot must be able to
+    post there); `clear_storage_chat` removes it."""
 
     mode: Mode | None = None
     status: Literal["active", "paused"] | None = None
-    storage_chat_id: int | None = None
+    storage_chat_id: ChatRef | None = None
     clear_storage_chat: bool = False
 
 
@@ -66,6 +211,11 @@ class BotOut(BaseModel):
     status: str
     token_tail: str
     storage_chat_id: int | None = None
+    problem: Literal["conflict", "token_unreadable"] | None = Field(
+        default=None,
+        description="needs the owner: another program polls the token, or it cannot be decrypted",
+    )
+    problem_at: datetime | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -73,7 +223,7 @@ class BotOut(BaseModel):
 class ChannelIn(Strict):
     """A channel by @username, t.me link, post link or -100... id."""
 
-    ref: str = Field(min_length=1, max_length=300)
+    ref: Annotated[ChannelRef, Field(min_length=1, max_length=300)]
 
 
 class ChannelOut(BaseModel):
@@ -94,27 +244,32 @@ class ChannelOut(BaseModel):
 class GateEntry(Strict):
     """One gate channel; `request_counts`: a pending join request counts as joined."""
 
-    chat_id: int
+    chat_id: ChatRef
     request_counts: bool = False
 
 
-class GateIn(Strict):
-    """The gate's channels in order: either ids, or entries with options."""
+class GateIds(Strict):
+    """The gate's channels in order, by id (an empty list empties the gate)."""
 
-    channel_ids: list[int] | None = Field(default=None, max_length=10)
-    channels: list[GateEntry] | None = Field(default=None, max_length=10)
-
-    @model_validator(mode="after")
-    def _one_form(self) -> GateIn:
-        if (self.channel_ids is None) == (self.channels is None):
-            raise ValueError("give either channel_ids or channels")
-        return self
+    channel_ids: list[ChatRef] = Field(max_length=10)
 
     def entries(self) -> list[tuple[int, bool]]:
         """(chat_id, request_counts) in order."""
-        if self.channels is not None:
-            return [(c.chat_id, c.request_counts) for c in self.channels]
-        return [(c, False) for c in self.channel_ids or []]
+        return [(c, False) for c in self.channel_ids]
+
+
+class GateEntries(Strict):
+    """The gate's channels in order, each with its options."""
+
+    channels: list[GateEntry] = Field(max_length=10)
+
+    def entries(self) -> list[tuple[int, bool]]:
+        """(chat_id, request_counts) in order."""
+        return [(c.chat_id, c.request_counts) for c in self.channels]
+
+
+# Either form, never both: each forbids the other's field, so exactly one matches.
+GateIn = GateIds | GateEntries
 
 
 class GateChannelOut(BaseModel):
@@ -135,59 +290,87 @@ class GateOut(BaseModel):
     channels: list[GateChannelOut]
 
 
-class ItemIn(Strict):
-    """One file (by Telegram file_id) or text of a content item."""
+Text = Annotated[str, Field(min_length=1, max_length=4096)]
+Caption = Annotated[str, Field(max_length=1024)]
 
-    kind: Literal["document", "video", "photo", "text"]
-    file_id: str | None = Field(default=None, min_length=1, max_length=300)
-    text: str | None = Field(default=None, min_length=1, max_length=4096)
-    caption: str | None = Field(default=None, max_length=1024)
 
-    @model_validator(mode="after")
-    def _payload(self) -> ItemIn:
-        if self.kind == "text" and not self.text:
-            raise ValueError("a text item needs text")
-        if self.kind != "text" and not self.file_id:
-            raise ValueError(f"a {self.kind} item needs file_id")
-        return self
+class FileItem(Strict):
+    """One file of a batch, by Telegram file_id."""
+
+    kind: FileKind
+    file_id: FileId
+    caption: Caption | None = None
 
     def stored(self) -> dict[str, Any]:
         """The item as kept in the database."""
         return self.model_dump(exclude_none=True)
 
 
-class ContentIn(Strict):
-    """A content item from existing Telegram file_ids or text: one item, or a batch."""
+class TextItem(Strict):
+    """One text of a batch."""
 
-    kind: Literal["document", "video", "photo", "text", "batch"]
-    file_id: str | None = Field(default=None, min_length=1, max_length=300)
-    text: str | None = Field(default=None, min_length=1, max_length=4096)
-    items: list[ItemIn] | None = Field(default=None, min_length=1, max_length=10)
-    caption: str | None = Field(default=None, max_length=1024)
+    kind: Literal["text"]
+    text: Text
+
+    def stored(self) -> dict[str, Any]:
+        """The item as kept in the database."""
+        return self.model_dump(exclude_none=True)
+
+
+ItemIn = Annotated[FileItem | TextItem, Field(discriminator="kind")]
+
+
+class Options(Strict):
+    """What every content item may set beside its payload."""
+
+    caption: Caption | None = None
     protect_content: bool = True
-    auto_delete_minutes: float = Field(default=0, ge=0, le=MAX_AUTO_DELETE_MIN)
+    auto_delete_minutes: AutoDelete = 0
+
+
+class FileContentIn(Options):
+    """A content item of one file, by Telegram file_id."""
+
+    kind: FileKind
+    file_id: FileId
 
     def stored_items(self) -> list[dict[str, Any]]:
-        """The items to store, from whichever form was given."""
-        if self.kind == "batch":
-            if not self.items:
-                raise ValueError("a batch needs items")
-            return [i.stored() for i in self.items]
-        item = ItemIn(kind=self.kind, file_id=self.file_id, text=self.text)
-        return [item.stored()]
+        """The items to store."""
+        return [{"kind": self.kind, "file_id": self.file_id}]
 
-    @model_validator(mode="after")
-    def _shape(self) -> ContentIn:
-        self.stored_items()
-        return self
+
+class TextContentIn(Options):
+    """A content item of one text."""
+
+    kind: Literal["text"]
+    text: Text
+
+    def stored_items(self) -> list[dict[str, Any]]:
+        """The items to store."""
+        return [{"kind": "text", "text": self.text}]
+
+
+class BatchContentIn(Options):
+    """A content item of up to 10 files and texts, sent together."""
+
+    kind: Literal["batch"]
+    items: list[ItemIn] = Field(min_length=1, max_length=10)
+
+    def stored_items(self) -> list[dict[str, Any]]:
+        """The items to store."""
+        return [i.stored() for i in self.items]
+
+
+# The create-content JSON body: which fields it needs follows from `kind`.
+ContentIn = Annotated[FileContentIn | TextContentIn | BatchContentIn, Field(discriminator="kind")]
 
 
 class ContentPatch(Strict):
     """Change a content item."""
 
-    caption: str | None = Field(default=None, max_length=1024)
+    caption: Caption | None = None
     protect_content: bool | None = None
-    auto_delete_minutes: float | None = Field(default=None, ge=0, le=MAX_AUTO_DELETE_MIN)
+    auto_delete_minutes: AutoDelete | None = None
     enabled: bool | None = None
 
 
@@ -208,10 +391,32 @@ class ContentOut(BaseModel):
     updated_at: datetime
 
 
-class TextsIn(Strict):
-    """Per-language overrides of the visitor's texts: {"en": {"key": "text"}, "fa": {...}}."""
+def _known(names: frozenset[str] | tuple[str, ...], what: str) -> Callable[[str], str]:
+    def check(name: str) -> str:
+        if name not in names:
+            raise ValueError(f"{what} is one of {', '.join(sorted(names))}, not {name!r}")
+        return name
 
-    overrides: dict[str, dict[str, str]]
+    return check
+
+
+Language = Annotated[
+    str,
+    AfterValidator(_known(LANGUAGES, "a language")),
+    Field(json_schema_extra={"enum": list(LANGUAGES)}),
+]
+TextKey = Annotated[
+    str,
+    AfterValidator(_known(KEYS, "a text's name")),
+    Field(json_schema_extra={"enum": sorted(KEYS)}),
+]
+
+
+class TextsIn(Strict):
+    """Per-language overrides of the visitor's texts: {"en": {"key": "text"}, "fa": {...}};
+    an empty text means "use the default"."""
+
+    overrides: dict[Language, dict[TextKey, Annotated[str, Field(max_length=4096)]]]
 
 
 class TextsOut(BaseModel):
@@ -224,7 +429,7 @@ class TextsOut(BaseModel):
 class UploaderIn(Strict):
     """A Telegram user allowed to upload by sending files to the bot."""
 
-    user_id: int = Field(gt=0)
+    user_id: Id
     note: str | None = Field(default=None, max_length=200)
 
 
@@ -239,8 +444,11 @@ class UploaderOut(BaseModel):
 class TokenIn(Strict):
     """A new API token."""
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=r"\S")
     role: Role = "editor"
+    expires_in_days: int | None = Field(
+        default=None, ge=1, le=3650, description="the token stops working after this; null: never"
+    )
 
 
 class TokenOut(BaseModel):
@@ -252,6 +460,10 @@ class TokenOut(BaseModel):
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
+    created_by_user_id: int | None = Field(
+        default=None, description="the panel member who made it; null: the CLI"
+    )
+    expires_at: datetime | None = None
     token: str | None = None
 
 
@@ -280,12 +492,12 @@ class CampaignIn(Strict):
     each with its own invite link, until the goal or the end date."""
 
     name: str = Field(min_length=1, max_length=200)
-    channel: str = Field(min_length=1, max_length=300)
-    bot_ids: list[int] = Field(min_length=1, max_length=100)
+    channel: Annotated[ChannelRef, Field(min_length=1, max_length=300)]
+    bot_ids: list[Id] = Field(min_length=1, max_length=100)
     goal_joins: int | None = Field(default=None, ge=1, le=100_000_000)
     goal_kind: GoalKind = "kept"
-    starts_at: datetime | None = None
-    ends_at: datetime | None = None
+    starts_at: When | None = None
+    ends_at: When | None = None
     retention_hours: int = Field(default=24, ge=1, le=24 * 90)
     position: Position = "first"
     join_requests: bool | None = Field(
@@ -302,7 +514,7 @@ class CampaignPatch(Strict):
     goal_joins: int | None = Field(default=None, ge=1, le=100_000_000)
     clear_goal: bool = False
     goal_kind: GoalKind | None = None
-    ends_at: datetime | None = None
+    ends_at: When | None = None
     clear_ends_at: bool = False
     retention_hours: int | None = Field(default=None, ge=1, le=24 * 90)
     position: Position | None = None
@@ -352,3 +564,17 @@ class CampaignOut(BaseModel):
     report_url: str | None
     created_by: str
     created_at: datetime
+
+
+class RedriveIn(Strict):
+    """What to queue again: everything, one bot's, or what arrived since a time."""
+
+    bot_id: Id | None = None
+    since: When | None = None
+
+
+class RedriveOut(BaseModel):
+    """How many dead updates and given-up messages went back to their queues (or would)."""
+
+    updates: int
+    messages: int

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from sponsorbot.features.broadcasts.post import Button, Post
 from sponsorbot.features.broadcasts.service import Audience, Draft
-from sponsorbot.web.api.models import Strict
+from sponsorbot.web.api.models import FileId, Id, Strict, When
 
 BroadcastStatus = Literal["draft", "scheduled", "sending", "paused", "cancelled", "done"]
 MediaKind = Literal["photo", "video", "document"]
@@ -28,7 +28,7 @@ class PostIn(Strict):
 
     text: str = Field(default="", max_length=8000)
     media_kind: MediaKind | None = None
-    file_id: str | None = Field(default=None, max_length=300)
+    file_id: FileId | None = None
     buttons: list[list[ButtonIn]] = Field(default_factory=list, max_length=10)
     protect: bool = Field(default=False, description="protect_content: no forwarding or saving")
     silent: bool = Field(default=False, description="disable_notification")
@@ -50,7 +50,7 @@ class AudienceIn(Strict):
 
     active_days: int | None = Field(default=None, ge=1, le=3650)
     language: Literal["en", "fa"] | None = None
-    campaign_id: int | None = Field(default=None, description="joined through this campaign")
+    campaign_id: Id | None = Field(default=None, description="joined through this campaign")
     passed: bool = Field(default=False, description="passed the gate at least once")
 
     def audience(self) -> Audience:
@@ -65,7 +65,7 @@ class BroadcastIn(Strict):
     post: PostIn
     audience: AudienceIn = Field(default_factory=AudienceIn)
     send: Literal["draft", "now", "schedule"] = "draft"
-    scheduled_at: datetime | None = None
+    scheduled_at: When | None = None
 
     def draft(self) -> Draft:
         """The feature's draft."""
@@ -87,14 +87,14 @@ class BroadcastPatch(Strict):
 class SendIn(Strict):
     """Send now (no time) or at a time."""
 
-    at: datetime | None = None
+    at: When | None = None
 
 
 class PreviewIn(Strict):
     """A post, sent now to one Telegram user (who must have started the bot)."""
 
     post: PostIn
-    telegram_id: int = Field(gt=0)
+    telegram_id: Id
 
 
 class ProgressOut(BaseModel):

@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from sponsorbot.web.api.deps import Admin, Limit, Offset, Reader, Service
+from sponsorbot.features.errors import Invalid
+from sponsorbot.web.api.deps import Admin, BotId, BotRemover, Limit, Offset, Reader, Service
 from sponsorbot.web.api.models import (
     BotIn,
     BotOut,
@@ -46,15 +47,21 @@ async def add_bot(body: BotIn, who: Admin, features: Service) -> dict[str, Any]:
 
 
 @router.get("/bots/{bot_id}", response_model=BotOut, summary="One bot")
-async def get_bot(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def get_bot(bot_id: BotId, who: Reader, features: Service) -> dict[str, Any]:
     return await bot_out(features, await features.bots.get(bot_id))
 
 
 @router.patch("/bots/{bot_id}", response_model=BotOut, summary="Change mode, status, storage")
-async def patch_bot(bot_id: int, body: BotPatch, who: Admin, features: Service) -> dict[str, Any]:
+async def patch_bot(bot_id: BotId, body: BotPatch, who: Admin, features: Service) -> dict[str, Any]:
     bot = await features.bots.get(bot_id)
-    if body.storage_chat_id is not None or body.clear_storage_chat:
+    if body.storage_chat_id is not None and body.clear_storage_chat:
+        raise Invalid("give storage_chat_id or clear_storage_chat, not both")
+    if body.storage_chat_id is not None:
+        # Checked with Telegram as a channel is when added: a wrong id is refused now.
+        await features.contents.check_storage(bot_id, body.storage_chat_id)
         await features.bot_settings.set_storage_chat(bot_id, body.storage_chat_id)
+    elif body.clear_storage_chat:
+        await features.bot_settings.set_storage_chat(bot_id, None)
     if body.mode is not None and body.mode != bot["mode"]:
         bot = await features.bots.set_mode(bot_id, body.mode)
     if body.status == "paused" and bot["status"] != "paused":
@@ -65,12 +72,12 @@ async def patch_bot(bot_id: int, body: BotPatch, who: Admin, features: Service) 
 
 
 @router.post("/bots/{bot_id}/pause", response_model=BotOut, summary="Pause a bot")
-async def pause_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any]:
+async def pause_bot(bot_id: BotId, who: Admin, features: Service) -> dict[str, Any]:
     return await bot_out(features, await features.bots.pause(bot_id))
 
 
 @router.post("/bots/{bot_id}/resume", response_model=BotOut, summary="Resume a bot")
-async def resume_bot(bot_id: int, who: Admin, features: Service) -> dict[str, Any]:
+async def resume_bot(bot_id: BotId, who: Admin, features: Service) -> dict[str, Any]:
     return await bot_out(features, await features.bots.resume(bot_id))
 
 
@@ -80,19 +87,19 @@ async def resume_bot(bot_id: int, who: Admin, features: Service) -> dict[str, An
     summary="Replace the bot's token (after a revoke in @BotFather); checked live with getMe",
 )
 async def replace_token(
-    bot_id: int, body: BotTokenIn, who: Admin, features: Service
+    bot_id: BotId, body: BotTokenIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await bot_out(features, await features.bots.replace_token(bot_id, body.token))
 
 
 @router.delete("/bots/{bot_id}", status_code=204, summary="Remove a bot (deletes its webhook)")
-async def remove_bot(bot_id: int, who: Admin, features: Service) -> Response:
+async def remove_bot(bot_id: BotId, who: BotRemover, features: Service) -> Response:
     await features.bots.remove(bot_id)
     return Response(status_code=204)
 
 
 @router.get("/bots/{bot_id}/webhook", response_model=WebhookOut, summary="Webhook health")
-async def webhook(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def webhook(bot_id: BotId, who: Reader, features: Service) -> dict[str, Any]:
     bot = await features.bots.get(bot_id)
     info = await features.bots.webhook_info(bot_id)
     return {"mode": bot["mode"], "info": info}

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Invalid
-from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
+from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import Page
 from sponsorbot.web.api.models_broadcasts import (
     AudienceIn,
@@ -31,7 +31,7 @@ BASE = "/bots/{bot_id}/broadcasts"
 
 @router.post(BASE, status_code=201, response_model=BroadcastOut, summary="Create a broadcast")
 async def create_broadcast(
-    bot_id: int, body: BroadcastIn, who: Editor, features: Service
+    bot_id: BotId, body: BroadcastIn, who: Editor, features: Service
 ) -> dict[str, Any]:
     service = features.broadcasts
     if body.send == "schedule" and body.scheduled_at is None:
@@ -49,7 +49,7 @@ async def create_broadcast(
 
 @router.get(BASE, response_model=Page[BroadcastOut], summary="List a bot's broadcasts")
 async def list_broadcasts(
-    bot_id: int,
+    bot_id: BotId,
     who: Reader,
     features: Service,
     status: BroadcastStatus | None = None,
@@ -65,7 +65,7 @@ async def list_broadcasts(
     f"{BASE}/count", response_model=CountOut, summary="Count the people an audience holds now"
 )
 async def count_audience(
-    bot_id: int, body: AudienceIn, who: Reader, features: Service
+    bot_id: BotId, body: AudienceIn, who: Reader, features: Service
 ) -> dict[str, Any]:
     return {"count": await features.broadcasts.audience_count(bot_id, body.audience())}
 
@@ -77,7 +77,7 @@ async def count_audience(
     summary="Upload a photo, video or document for a post (multipart field 'file')",
 )
 async def upload_media(
-    bot_id: int,
+    bot_id: BotId,
     request: Request,
     who: Editor,
     features: Service,
@@ -94,14 +94,14 @@ async def upload_media(
 
 
 @router.post(f"{BASE}/preview", status_code=204, summary="Send a post to one person now")
-async def preview_post(bot_id: int, body: PreviewIn, who: Editor, features: Service) -> Response:
+async def preview_post(bot_id: BotId, body: PreviewIn, who: Editor, features: Service) -> Response:
     await features.broadcasts.preview(bot_id, body.post.post(), body.telegram_id)
     return Response(status_code=204)
 
 
 @router.get(f"{BASE}/{{broadcast_id}}", response_model=BroadcastOut, summary="One broadcast")
 async def get_broadcast(
-    bot_id: int, broadcast_id: int, who: Reader, features: Service
+    bot_id: BotId, broadcast_id: RowId, who: Reader, features: Service
 ) -> dict[str, Any]:
     return await features.broadcasts.get(bot_id, broadcast_id)
 
@@ -112,14 +112,14 @@ async def get_broadcast(
     summary="Replace a draft's or a scheduled broadcast's post and audience",
 )
 async def change_broadcast(
-    bot_id: int, broadcast_id: int, body: BroadcastPatch, who: Editor, features: Service
+    bot_id: BotId, broadcast_id: RowId, body: BroadcastPatch, who: Editor, features: Service
 ) -> dict[str, Any]:
     return await features.broadcasts.change(bot_id, broadcast_id, body.draft())
 
 
 @router.delete(f"{BASE}/{{broadcast_id}}", status_code=204, summary="Delete a draft")
 async def delete_broadcast(
-    bot_id: int, broadcast_id: int, who: Editor, features: Service
+    bot_id: BotId, broadcast_id: RowId, who: Editor, features: Service
 ) -> Response:
     await features.broadcasts.delete(bot_id, broadcast_id)
     return Response(status_code=204)
@@ -131,7 +131,7 @@ async def delete_broadcast(
     summary='Send a draft now, or schedule it (body: {"at": ISO 8601})',
 )
 async def send_broadcast(
-    bot_id: int, broadcast_id: int, who: Editor, features: Service, body: SendIn | None = None
+    bot_id: BotId, broadcast_id: RowId, who: Editor, features: Service, body: SendIn | None = None
 ) -> dict[str, Any]:
     at = body.at if body is not None else None
     return await features.broadcasts.send(bot_id, broadcast_id, at)
@@ -143,8 +143,8 @@ async def send_broadcast(
     summary="Pause, resume or cancel a broadcast (cancelling a finished one: 409)",
 )
 async def act_on_broadcast(
-    bot_id: int,
-    broadcast_id: int,
+    bot_id: BotId,
+    broadcast_id: RowId,
     action: Literal["pause", "resume", "cancel"],
     who: Editor,
     features: Service,

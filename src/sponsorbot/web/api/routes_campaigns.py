@@ -8,7 +8,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request
 
 from sponsorbot.features.campaigns.service import Draft
-from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
+from sponsorbot.web.api.deps import BotFilter, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, CampaignStatus, Page
 from sponsorbot.web.deps import report_url
 
@@ -40,7 +40,7 @@ async def list_campaigns(
     who: Reader,
     features: Service,
     status: CampaignStatus | None = None,
-    bot_id: int | None = None,
+    bot_id: BotFilter = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> dict[str, Any]:
@@ -51,14 +51,14 @@ async def list_campaigns(
 
 @router.get("/campaigns/{campaign_id}", response_model=CampaignOut, summary="One campaign")
 async def get_campaign(
-    campaign_id: int, request: Request, who: Reader, features: Service
+    campaign_id: RowId, request: Request, who: Reader, features: Service
 ) -> dict[str, Any]:
     return with_report_url(request, await features.campaigns.get(campaign_id))
 
 
 @router.patch("/campaigns/{campaign_id}", response_model=CampaignOut, summary="Change a campaign")
 async def change_campaign(
-    campaign_id: int, body: CampaignPatch, request: Request, who: Editor, features: Service
+    campaign_id: RowId, body: CampaignPatch, request: Request, who: Editor, features: Service
 ) -> dict[str, Any]:
     changes = body.model_dump(exclude_none=True, exclude={"clear_goal", "clear_ends_at"})
     if body.clear_goal:
@@ -74,7 +74,7 @@ async def change_campaign(
     summary="Pause, resume or end a campaign; rotate or revoke its report link",
 )
 async def act_on_campaign(
-    campaign_id: int,
+    campaign_id: RowId,
     action: Literal["pause", "resume", "end", "rotate-report", "revoke-report"],
     request: Request,
     who: Editor,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Response
 
-from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
+from sponsorbot.web.api.deps import BotId, ChatId, Editor, Limit, Offset, Reader, Service, UserId
 from sponsorbot.web.api.models import (
     ChannelIn,
     ChannelOut,
@@ -20,7 +20,7 @@ router = APIRouter()
 
 @router.get("/bots/{bot_id}/channels", response_model=Page[ChannelOut], summary="List channels")
 async def list_channels(
-    bot_id: int, who: Reader, features: Service, limit: Limit = 50, offset: Offset = 0
+    bot_id: BotId, who: Reader, features: Service, limit: Limit = 50, offset: Offset = 0
 ) -> dict[str, Any]:
     rows, total = await features.channels.list(bot_id, limit, offset)
     return {"items": rows, "total": total, "limit": limit, "offset": offset}
@@ -33,13 +33,15 @@ async def list_channels(
     summary="Add a channel (checked live: the bot must be an admin with can_invite_users)",
 )
 async def add_channel(
-    bot_id: int, body: ChannelIn, who: Editor, features: Service
+    bot_id: BotId, body: ChannelIn, who: Editor, features: Service
 ) -> dict[str, Any]:
     return await features.channels.add(bot_id, body.ref)
 
 
 @router.get("/bots/{bot_id}/channels/{chat_id}", response_model=ChannelOut, summary="One channel")
-async def get_channel(bot_id: int, chat_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def get_channel(
+    bot_id: BotId, chat_id: ChatId, who: Reader, features: Service
+) -> dict[str, Any]:
     return await features.channels.get(bot_id, chat_id)
 
 
@@ -49,7 +51,7 @@ async def get_channel(bot_id: int, chat_id: int, who: Reader, features: Service)
     summary="Check the bot's rights in a channel now",
 )
 async def check_channel(
-    bot_id: int, chat_id: int, who: Editor, features: Service
+    bot_id: BotId, chat_id: ChatId, who: Editor, features: Service
 ) -> dict[str, Any]:
     return await features.channels.check(bot_id, chat_id)
 
@@ -57,7 +59,9 @@ async def check_channel(
 @router.delete(
     "/bots/{bot_id}/channels/{chat_id}", status_code=204, summary="Remove a channel (and gate)"
 )
-async def remove_channel(bot_id: int, chat_id: int, who: Editor, features: Service) -> Response:
+async def remove_channel(
+    bot_id: BotId, chat_id: ChatId, who: Editor, features: Service
+) -> Response:
     await features.channels.remove(bot_id, chat_id)
     return Response(status_code=204)
 
@@ -68,28 +72,22 @@ async def remove_channel(bot_id: int, chat_id: int, who: Editor, features: Servi
     summary="Approve or decline a join request through the bot",
 )
 async def decide_request(
-    bot_id: int,
-    chat_id: int,
-    user_id: int,
-    decision: str,
+    bot_id: BotId,
+    chat_id: ChatId,
+    user_id: UserId,
+    decision: Literal["approve", "decline"],
     who: Editor,
     features: Service,
 ) -> Response:
-    if decision not in ("approve", "decline"):
-        return Response(
-            content=b'{"error": "the decision is approve or decline"}',
-            status_code=404,
-            media_type="application/json",
-        )
     await features.bot_settings.decide_request(bot_id, chat_id, user_id, decision == "approve")
     return Response(status_code=204)
 
 
 @router.get("/bots/{bot_id}/gate", response_model=GateOut, summary="The gate's channels")
-async def get_gate(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def get_gate(bot_id: BotId, who: Reader, features: Service) -> dict[str, Any]:
     return {"channels": await features.bot_settings.gate(bot_id)}
 
 
 @router.put("/bots/{bot_id}/gate", response_model=GateOut, summary="Set the gate's channels")
-async def put_gate(bot_id: int, body: GateIn, who: Editor, features: Service) -> dict[str, Any]:
+async def put_gate(bot_id: BotId, body: GateIn, who: Editor, features: Service) -> dict[str, Any]:
     return {"channels": await features.bot_settings.set_gate(bot_id, body.entries())}

@@ -6,16 +6,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, NewContent, kind_of
-from sponsorbot.web.api.deps import Editor, Limit, Offset, Reader, Service
+from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import (
     MAX_AUTO_DELETE_MIN,
+    AutoDelete,
     ContentIn,
     ContentOut,
     ContentPatch,
     FileKind,
+    NoNul,
     Page,
 )
 from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
@@ -23,24 +25,34 @@ from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_si
 router = APIRouter()
 
 
-class UploadForm(BaseModel):
-    """The multipart fields beside `file`."""
+class UploadForm(NoNul):
+    """The multipart fields beside `file` (form fields are text, so "true" is a boolean)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     kind: FileKind | None = None
     caption: Annotated[str | None, Field(max_length=1024)] = None
     protect_content: bool = True
-    auto_delete_minutes: Annotated[float, Field(ge=0, le=MAX_AUTO_DELETE_MIN)] = 0
+    auto_delete_minutes: AutoDelete = 0
+
+
+CONTENT_IN: TypeAdapter[ContentIn] = TypeAdapter(ContentIn)
 
 
 UPLOAD_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["file"],
+    "additionalProperties": False,
     "properties": {
         "file": {"type": "string", "format": "binary"},
         "kind": {"type": "string", "enum": ["document", "video", "photo"]},
         "caption": {"type": "string", "maxLength": 1024},
         "protect_content": {"type": "boolean"},
-        "auto_delete_minutes": {"type": "number", "minimum": 0},
+        "auto_delete_minutes": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": MAX_AUTO_DELETE_MIN,
+        },
     },
 }
 CREATE_BODY: dict[str, Any] = {
@@ -69,7 +81,7 @@ def _invalid(exc: ValidationError) -> RequestValidationError:
 
 @router.get("/bots/{bot_id}/contents", response_model=Page[ContentOut], summary="List content")
 async def list_contents(
-    bot_id: int, who: Reader, features: Service, limit: Limit = 50, offset: Offset = 0
+    bot_id: BotId, who: Reader, features: Service, limit: Limit = 50, offset: Offset = 0
 ) -> dict[str, Any]:
     rows, total = await features.contents.list(bot_id, limit, offset)
     return {
@@ -88,7 +100,7 @@ async def list_contents(
     openapi_extra=CREATE_BODY,
 )
 async def create_content(
-    bot_id: int, request: Request, who: Editor, features: Service
+    bot_id: BotId, request: Request, who: Editor, features: Service
 ) -> dict[str, Any]:
     created_by = f"api:{who.name}"
     content_type = request.headers.get("content-type", "")
@@ -99,7 +111,7 @@ async def create_content(
     except ValueError:
         raise RequestValidationError([{"type": "json_invalid", "loc": ("body",)}]) from None
     try:
-        body = ContentIn.model_validate(payload)
+        body = CONTENT_IN.validate_python(payload)
     except ValidationError as exc:
         raise _invalid(exc) from None
     await features.bots.get(bot_id)
@@ -141,7 +153,7 @@ async def _upload(bot_id: int, request: Request, features: Service, by: str) -> 
 
 @router.get("/bots/{bot_id}/contents/{content_id}", response_model=ContentOut, summary="One")
 async def get_content(
-    bot_id: int, content_id: int, who: Reader, features: Service
+    bot_id: BotId, content_id: RowId, who: Reader, features: Service
 ) -> dict[str, Any]:
     return content_out(await features.contents.get(bot_id, content_id))
 
@@ -150,7 +162,7 @@ async def get_content(
     "/bots/{bot_id}/contents/{content_id}", response_model=ContentOut, summary="Change one"
 )
 async def patch_content(
-    bot_id: int, content_id: int, body: ContentPatch, who: Editor, features: Service
+    bot_id: BotId, content_id: RowId, body: ContentPatch, who: Editor, features: Service
 ) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     given = body.model_fields_set
@@ -166,6 +178,8 @@ async def patch_content(
 
 
 @router.delete("/bots/{bot_id}/contents/{content_id}", status_code=204, summary="Delete one")
-async def delete_content(bot_id: int, content_id: int, who: Editor, features: Service) -> Response:
+async def delete_content(
+    bot_id: BotId, content_id: RowId, who: Editor, features: Service
+) -> Response:
     await features.contents.delete(bot_id, content_id)
     return Response(status_code=204)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 
 from sponsorbot.features.shop.rules import PaymentStatus, State
-from sponsorbot.web.api.deps import Admin, Limit, Reader, Service
+from sponsorbot.web.api.deps import BIGINT, Admin, BotFilter, BotId, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
     OrderOut,
@@ -24,42 +24,46 @@ from sponsorbot.web.api.models_shop import (
 
 router = APIRouter()
 BOT = "/bots/{bot_id}/shop"
-Before = Annotated[int | None, Query(ge=1, description="the `next_before` of the page before")]
+Before = Annotated[
+    int | None, Query(ge=1, le=BIGINT, description="the `next_before` of the page before")
+]
 
 
 @router.get(BOT, response_model=ShopSettingsOut, summary="A bot's shop settings")
-async def get_shop(bot_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def get_shop(bot_id: BotId, who: Reader, features: Service) -> dict[str, Any]:
     return await features.shop.settings(bot_id)
 
 
 @router.put(BOT, response_model=ShopSettingsOut, summary="Set a bot's shop settings")
 async def put_shop(
-    bot_id: int, body: ShopSettingsIn, who: Admin, features: Service
+    bot_id: BotId, body: ShopSettingsIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.save_settings(bot_id, body.config())
 
 
 @router.get(f"{BOT}/products", response_model=list[ProductOut], summary="A bot's products")
-async def list_products(bot_id: int, who: Reader, features: Service) -> list[dict[str, Any]]:
+async def list_products(bot_id: BotId, who: Reader, features: Service) -> list[dict[str, Any]]:
     return await features.shop.products(bot_id)
 
 
 @router.post(f"{BOT}/products", status_code=201, response_model=ProductOut, summary="Add a product")
 async def create_product(
-    bot_id: int, body: ProductIn, who: Admin, features: Service
+    bot_id: BotId, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.create_product(bot_id, body.draft())
 
 
 @router.put(f"{BOT}/products/{{product_id}}", response_model=ProductOut, summary="Change a product")
 async def change_product(
-    bot_id: int, product_id: int, body: ProductIn, who: Admin, features: Service
+    bot_id: BotId, product_id: RowId, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
     return await features.shop.change_product(bot_id, product_id, body.draft())
 
 
 @router.delete(f"{BOT}/products/{{product_id}}", status_code=204, summary="Remove a product")
-async def delete_product(bot_id: int, product_id: int, who: Admin, features: Service) -> Response:
+async def delete_product(
+    bot_id: BotId, product_id: RowId, who: Admin, features: Service
+) -> Response:
     await features.shop.delete_product(bot_id, product_id)
     return Response(status_code=204)
 
@@ -68,7 +72,7 @@ async def delete_product(bot_id: int, product_id: int, who: Admin, features: Ser
 async def list_orders(
     who: Reader,
     features: Service,
-    bot_id: int | None = None,
+    bot_id: BotFilter = None,
     state: State | None = None,
     before: Before = None,
     limit: Limit = 50,
@@ -81,7 +85,7 @@ async def list_orders(
     response_model=OrderOut,
     summary="One order with its payments and timeline",
 )
-async def get_order(order_id: int, who: Reader, features: Service) -> dict[str, Any]:
+async def get_order(order_id: RowId, who: Reader, features: Service) -> dict[str, Any]:
     return await features.shop.order(order_id)
 
 
@@ -90,7 +94,7 @@ async def get_order(order_id: int, who: Reader, features: Service) -> dict[str, 
     response_model=OrderOut,
     summary="Approve: lock the TRX rate and send the advertiser the payment request",
 )
-async def approve_order(order_id: int, who: Admin, features: Service) -> dict[str, Any]:
+async def approve_order(order_id: RowId, who: Admin, features: Service) -> dict[str, Any]:
     return await features.shop.approve(order_id, f"api:{who.name}")
 
 
@@ -101,7 +105,9 @@ async def approve_order(order_id: int, who: Admin, features: Service) -> dict[st
     response_model=OrderOut,
     summary="Check a transaction hash for an order (as if the advertiser had sent it)",
 )
-async def add_payment(order_id: int, body: HashIn, who: Admin, features: Service) -> dict[str, Any]:
+async def add_payment(
+    order_id: RowId, body: HashIn, who: Admin, features: Service
+) -> dict[str, Any]:
     return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
 
 
@@ -111,7 +117,7 @@ async def add_payment(order_id: int, body: HashIn, who: Admin, features: Service
     summary="Reject, ask for a change, cancel, mark paid or mark refunded (with a reason)",
 )
 async def act_on_order(
-    order_id: int,
+    order_id: RowId,
     action: Literal["reject", "ask-change", "cancel", "mark-paid", "mark-refunded"],
     who: Admin,
     features: Service,
@@ -133,7 +139,7 @@ async def act_on_order(
 async def list_payments(
     who: Reader,
     features: Service,
-    bot_id: int | None = None,
+    bot_id: BotFilter = None,
     status: PaymentStatus | None = None,
     before: Before = None,
     limit: Limit = 50,

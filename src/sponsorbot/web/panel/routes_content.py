@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
 from sponsorbot.features.accounts.security import qr_svg
-from sponsorbot.features.content.service import NewContent, kind_of
+from sponsorbot.features.content.service import MAX_AUTO_DELETE_S, NewContent, kind_of
 from sponsorbot.features.errors import FeatureError, Invalid, TooLarge
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Edit, View
@@ -26,14 +26,18 @@ router = APIRouter(include_in_schema=False, tags=["panel"])
 # spend 100 ms on them. Links are public (t.me/bot?start=code), so keeping them costs nothing.
 _link_qr = lru_cache(maxsize=2048)(qr_svg)
 PAGE = 20
+NUL = "\x00"  # PostgreSQL's text cannot hold it: refused beside the field, never a 500
 
 
 def _minutes(raw: str, errors: dict[str, str], key: str) -> int:
-    """Minutes of a form field (the service checks the range); an error under `key` when it
-    is not a whole number."""
+    """Minutes of a form field; an error under `key` when it is not a whole number from 0 to
+    47 hours (Telegram lets a bot delete its messages only within 48 hours: M12)."""
     raw = raw.strip() or "0"
-    if not raw.isdigit() or len(raw) > 9:
-        errors[key] = _("Minutes from 0 (never) to 10080 (a week).")
+    if not raw.isdecimal() or len(raw) > 9 or int(raw) > MAX_AUTO_DELETE_S // 60:
+        errors[key] = _(
+            "Minutes from 0 (never) to 2820 (47 hours): Telegram lets a bot delete its "
+            "messages only within 48 hours."
+        )
         return 0
     return int(raw)
 
@@ -48,8 +52,8 @@ async def _content_page(
     request: Request, viewer: Viewer, bot_id: int, errors: dict[str, str], status: int = 200
 ) -> Response:
     page = request.query_params.get("page", "1")
-    number = max(int(page), 1) if page.isdigit() else 1
-    query = request.query_params.get("q", "").strip()[:100]
+    number = max(int(page), 1) if page.isdecimal() and len(page) <= 6 else 1
+    query = request.query_params.get("q", "").replace("\x00", "").strip()[:100]
     features = services_of(request)
     panel = panel_of(request)
     bots = services_of(request).bots
@@ -112,6 +116,8 @@ async def content_create(request: Request, bot_id: int, viewer: Edit) -> Respons
     form = await request.form()
     text = str(form.get("text", "")).strip()
     errors: dict[str, str] = {}
+    if NUL in text:
+        errors["text"] = _("The text holds a NUL character, which no text may hold.")
     minutes = _minutes(str(form.get("auto_delete", "")), errors, "auto_delete")
     if errors:
         return await _content_page(request, viewer, bot_id, errors, 422)
@@ -155,6 +161,8 @@ async def content_upload(request: Request, bot_id: int, viewer: Edit) -> Respons
         if not isinstance(file, UploadFile) or not file.filename:
             errors["file"] = _("Choose a file.")
         caption = str(form.get("caption", "")).strip()
+        if NUL in caption:
+            errors["caption"] = _("The text holds a NUL character, which no text may hold.")
         minutes = _minutes(str(form.get("auto_delete", "")), errors, "upload_auto_delete")
         if errors or not isinstance(file, UploadFile):
             return await _content_page(request, viewer, bot_id, errors, 422)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.accounts.api_tokens import ROLES
@@ -10,9 +13,11 @@ from sponsorbot.features.errors import FeatureError
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageSettings
 from sponsorbot.web.panel.errors import describe
+from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import ROLE_NAMES, Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
+TokenId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 def _grantable(viewer: Viewer) -> list[str]:
@@ -50,9 +55,19 @@ async def tokens_create(request: Request, viewer: ManageSettings) -> Response:
     form = await request.form()
     name = str(form.get("name", "")).strip()
     role = str(form.get("role", ""))
+    days = str(form.get("expires_days", "")).strip()
+    if days and not (days.isdecimal() and len(days) <= 4 and 1 <= int(days) <= 3650):
+        error = _("A token expires after 1 to 3650 days; leave it empty for never.")
+        return await _page(request, viewer, {"expires_days": error}, status=422)
     tokens = services_of(request).tokens
     try:
-        row, token = await tokens.create(name, role, granted_by=viewer.user.role)
+        row, token = await tokens.create(
+            name,
+            role,
+            granted_by=viewer.user.role,
+            created_by=viewer.user.id,
+            expires_in=timedelta(days=int(days)) if days else None,
+        )
     except FeatureError as exc:
         field = "name" if exc.code == "token_name" else "role"
         return await _page(request, viewer, {field: describe(exc)}, status=422)
@@ -61,15 +76,20 @@ async def tokens_create(request: Request, viewer: ManageSettings) -> Response:
         viewer,
         "token.created",
         name,
-        after={"id": row["id"], "role": role, "token": token},
+        after={
+            "id": row["id"],
+            "role": role,
+            "token": token,  # the audit log keeps only its last characters
+            "expires_days": int(days) if days else None,
+        },
     )
     return await _page(request, viewer, {}, token)
 
 
 @router.post("/tokens/{token_id}/revoke")
-async def tokens_revoke(request: Request, token_id: int, viewer: ManageSettings) -> Response:
-    """Revoke a token: it stops working at once."""
-    await services_of(request).tokens.revoke(token_id)
+async def tokens_revoke(request: Request, token_id: TokenId, viewer: ManageSettings) -> Response:
+    """Revoke a token: it stops working at once. Nobody revokes a token above their role."""
+    await services_of(request).tokens.revoke(token_id, revoked_by=viewer.user.role)
     await audit(
         request,
         viewer,

@@ -1,0 +1,30 @@
+"""Who may do what: one table for the panel and the owner API alike (review finding M14).
+
+A permission names a kind of action; each panel route and each API route depends on exactly
+one of them, so a role can do the same things whichever door it comes through.
+"""
+
+from __future__ import annotations
+
+from sponsorbot.features.accounts.api_tokens import ROLES
+
+ALL = frozenset(ROLES)
+EDITORS = frozenset({"owner", "admin", "editor"})
+ADMINS = frozenset({"owner", "admin"})
+OWNER = frozenset({"owner"})
+
+PERMISSIONS: dict[str, frozenset[str]] = {
+    "view": ALL,  # dashboard, lists, statistics: read-only is enough
+    "account": ALL,  # one's own language, two-step sign-in, sessions
+    "content": EDITORS,  # content, channels, the gate, campaigns, broadcasts
+    "bots": ADMINS,  # add, pause, resume, mode, storage, texts, uploaders, the shop
+    "settings": ADMINS,  # workspace settings and API tokens
+    "audit": ADMINS,
+    "bots.remove": OWNER,
+    "team": OWNER,
+}
+
+
+def allowed(permission: str, role: str) -> bool:
+    """Whether `role` holds `permission` (an unknown permission is nobody's)."""
+    return role in PERMISSIONS.get(permission, frozenset())
