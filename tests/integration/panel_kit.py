@@ -54,9 +54,18 @@ class PanelApp:
     sim: object
 
 
+TEST_KEY = b"an installation key for the panel tests"
+
+
 def fast_config(clock: Clock) -> PanelConfig:
-    """A panel whose failed sign-ins do not sleep, so tests stay fast."""
-    return PanelConfig(clock=clock, lockout=LockoutPolicy(delay_step_s=0.0, max_delay_s=0.0))
+    """A panel whose failed sign-ins do not sleep, so tests stay fast. The test client talks
+    plain http to panel.test, so cookies are not Secure (automatic mode is tested apart)."""
+    return PanelConfig(
+        clock=clock,
+        lockout=LockoutPolicy(delay_step_s=0.0, max_delay_s=0.0),
+        secure_cookies=False,
+        secret_key=TEST_KEY,
+    )
 
 
 @contextlib.asynccontextmanager
@@ -76,10 +85,35 @@ async def panel_app(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterat
             await engine.close()
 
 
+SECURE_ATTRIBUTE = re.compile(rb";\s*Secure(?=;|$)", re.IGNORECASE)
+
+
+class _PlainHttpCookies(httpx.AsyncBaseTransport):
+    """The app over ASGI, its cookies kept by the client over the test's plain http as a
+    browser keeps them over https: a panel on automatic sends Secure cookies to panel.test,
+    a host that is not loopback, and httpx would otherwise never send them back."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        headers = [
+            (k, SECURE_ATTRIBUTE.sub(b"", v) if k.lower() == b"set-cookie" else v)
+            for k, v in response.headers.raw
+        ]
+        return httpx.Response(
+            response.status_code,
+            headers=headers,
+            stream=response.stream,
+            extensions=response.extensions,
+        )
+
+
 def client(app: FastAPI) -> httpx.AsyncClient:
     """A browser-like client: keeps cookies, does not follow redirects."""
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://panel.test", follow_redirects=False
+        transport=_PlainHttpCookies(app), base_url="http://panel.test", follow_redirects=False
     )
 
 

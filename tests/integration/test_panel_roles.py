@@ -36,6 +36,8 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/language"): PUBLIC,
     ("GET", "/invite/{token}"): PUBLIC,
     ("POST", "/invite/{token}"): PUBLIC,
+    ("GET", "/reset/{token}"): PUBLIC,
+    ("POST", "/reset/{token}"): PUBLIC,
     ("POST", "/signout/everywhere"): EVERYONE,
     ("GET", "/"): EVERYONE,
     ("GET", "/stats"): EVERYONE,
@@ -44,6 +46,7 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/bots"): MANAGERS,
     ("POST", "/bots/{bot_id}/pause"): MANAGERS,
     ("POST", "/bots/{bot_id}/resume"): MANAGERS,
+    ("POST", "/bots/{bot_id}/redrive"): MANAGERS,
     ("GET", "/bots/{bot_id}/remove"): OWNER,
     ("POST", "/bots/{bot_id}/remove"): OWNER,
     ("GET", "/bots/{bot_id}/channels"): EVERYONE,
@@ -70,6 +73,7 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/team/invitations/{invitation_id}/revoke"): OWNER,
     ("POST", "/team/{user_id}/role"): OWNER,
     ("POST", "/team/{user_id}/remove"): OWNER,
+    ("POST", "/team/{user_id}/reset"): OWNER,
     ("GET", "/audit"): MANAGERS,
     ("GET", "/campaigns"): EVERYONE,
     ("GET", "/campaigns/new"): EDITORS,
@@ -120,6 +124,8 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("GET", "/account/two-step"): EVERYONE,
     ("POST", "/account/two-step"): EVERYONE,
     ("POST", "/account/two-step/off"): EVERYONE,
+    ("POST", "/account/password"): EVERYONE,
+    ("POST", "/account/two-step/recovery-codes"): EVERYONE,
     ("POST", "/account/telegram"): EVERYONE,
 }
 

@@ -154,17 +154,25 @@ async def test_session_cookie_is_httponly_lax_and_ends_after_idle_time(panel: Pa
         assert gone.status_code == 303 and gone.headers["location"] == "/signin?next=%2Fbots"
 
 
-async def test_wrong_passwords_lock_the_account_and_are_audited(panel: PanelApp) -> None:
+async def test_wrong_passwords_pause_the_pair_and_are_audited(panel: PanelApp) -> None:
+    """M5: five failures pause this e-mail from this address; the failures are one audit row
+    that counts them."""
     email = await add_member(panel.pool, "owner")
     async with client(panel.app) as http:
         for _ in range(5):
             assert (await sign_in(http, email, "wrong password")).status_code == 401
-        locked = await sign_in(http, email)  # the right password, but the account is locked
+        locked = await sign_in(http, email)  # the right password, but the pair is paused
         assert locked.status_code == 429
         panel.clock.advance(timedelta(minutes=16))
         assert (await sign_in(http, email)).status_code == 303
-    kinds = [r["kind"] for r in await panel.pool.fetch("SELECT kind FROM audit_log ORDER BY id")]
-    assert kinds == ["signin.failed"] * 5 + ["signin.locked", "signin.refused_locked", "signin"]
+    rows = await panel.pool.fetch("SELECT kind, after FROM audit_log ORDER BY id")
+    assert [r["kind"] for r in rows] == [
+        "signin.failed",
+        "signin.locked",
+        "signin.refused_locked",
+        "signin",
+    ]
+    assert rows[0]["after"] == {"attempts": 5}
 
 
 async def test_one_address_guessing_many_accounts_is_stopped(panel: PanelApp) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse, PlainTextResponse
+import hmac
+import ipaddress
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import SecretStr
 
 from sponsorbot import __version__
 from sponsorbot.config import Settings
@@ -13,8 +18,29 @@ from sponsorbot.features.base import Features
 from sponsorbot.web.api import install_api
 from sponsorbot.web.deps import Services
 from sponsorbot.web.errors import install_refusals
+from sponsorbot.web.limits import BodyLimit, Limits
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.webhooks import WebhookIntake
+
+# Headers a reverse proxy adds: a request carrying one came from elsewhere, even if the proxy
+# that passed it on runs on this machine.
+_FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
+
+
+def may_scrape(request: Request, token: SecretStr | None) -> bool:
+    """/metrics names bots and their traffic (the security review, L1): it is served to a
+    request straight from this machine, or one bearing the metrics token."""
+    given = request.headers.get("authorization", "")
+    if token is not None and hmac.compare_digest(
+        given.encode(), f"Bearer {token.get_secret_value()}".encode()
+    ):
+        return True
+    host = request.client.host if request.client else ""
+    try:
+        local = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    return local and not any(h in request.headers for h in _FORWARDED)
 
 
 def create_app(
@@ -25,7 +51,9 @@ def create_app(
         title="Sponsorbot",
         version=__version__,
         openapi_url="/api/openapi.json",
-        docs_url="/api/docs",
+        # No Swagger UI: it loads its script from a CDN (L9). The document stays; any
+        # OpenAPI viewer opens /api/openapi.json.
+        docs_url=None,
         redoc_url=None,
     )
     services = Services.of(features)
@@ -33,9 +61,16 @@ def create_app(
     app.state.db = db
     app.state.services = services
     install_api(app)
-    secure = (settings.public_url or "").startswith("https://")
-    mount_panel(app, db.pool, panel or PanelConfig(secure_cookies=secure))
+    config = panel or PanelConfig(
+        secure_cookies=settings.cookie_secure,
+        panel_url=settings.panel_url,
+        trusted_networks=settings.trusted_networks,
+        secret_key=settings.secret(),
+    )
+    mount_panel(app, db.pool, config)
     install_refusals(app)
+    # Bodies are capped before anything reads them (M1); the webhook intake caps its own.
+    app.add_middleware(BodyLimit, limits=Limits(panel_upload=lambda: config.upload_limit))
     # Added last, so it is the outermost middleware: webhooks pass through nothing else.
     app.add_middleware(WebhookIntake, intake=services.bots.intake)
 
@@ -53,8 +88,13 @@ def create_app(
         return JSONResponse({"status": "ok", "version": __version__})
 
     @app.get("/metrics", include_in_schema=False)
-    async def metrics() -> PlainTextResponse:
-        text = await services.statistics.prometheus()
-        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+    async def metrics(request: Request) -> Response:
+        if not may_scrape(request, settings.metrics_token):
+            return PlainTextResponse(
+                "metrics are served to this machine, or with SPONSORBOT_METRICS_TOKEN as a "
+                "bearer token",
+                status_code=403,
+            )
+        return Response(await services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -76,6 +76,35 @@ async def record(
         mask(before) if before is not None else None,
         mask(after) if after is not None else None,
     )
+
+
+# Repeats of one anonymous event (a failed or refused sign-in) are counted on the first
+# entry of the window, not written again: anonymous visitors cannot grow the log at will.
+COALESCE_WINDOW = timedelta(minutes=15)
+COUNT_REPEAT = """
+UPDATE audit_log
+   SET after = jsonb_build_object('attempts', COALESCE((after->>'attempts')::int, 1) + 1)
+ WHERE id = (SELECT id FROM audit_log
+              WHERE kind = $1 AND target IS NOT DISTINCT FROM $2
+                AND address IS NOT DISTINCT FROM $3 AND at > $4
+              ORDER BY at DESC LIMIT 1)
+RETURNING 1
+"""
+
+
+async def record_coalesced(
+    conn: asyncpg.Pool | asyncpg.Connection,
+    at: datetime,
+    actor: Actor,
+    kind: str,
+    target: str | None,
+    window: timedelta = COALESCE_WINDOW,
+) -> None:
+    """Write one entry, unless the same kind for the same target from the same address was
+    written within `window`: then that entry counts one more attempt (`after.attempts`)."""
+    shown = mask_tokens(target) if target else None
+    if await conn.fetchval(COUNT_REPEAT, kind, shown, actor.address, at - window) is None:
+        await record(conn, at, actor, kind, target)
 
 
 @dataclass(frozen=True, slots=True)

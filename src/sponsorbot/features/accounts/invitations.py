@@ -1,4 +1,5 @@
-"""Invitations to the team: made by the owner, accepted once through a secret link."""
+"""Secret links the owner hands out: invitations to the team, accepted once, and password
+resets for a member, used once. Only the links' sha256 is stored."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sponsorbot.features.accounts.security import digest, random_token
 from sponsorbot.features.errors import Conflict
 
 INVITATION_TTL = timedelta(hours=72)
+RESET_TTL = timedelta(hours=24)
 
 
 async def invite(
@@ -103,3 +105,65 @@ async def revoke(pool: asyncpg.Pool, invitation_id: int, now: datetime) -> str |
         now,
     )
     return email
+
+
+# -- password resets ---------------------------------------------------------------------------
+
+
+async def new_reset(pool: asyncpg.Pool, user_id: int, created_by: int, now: datetime) -> str:
+    """A one-time link's secret to set a member's password; earlier unused ones stop working."""
+    token = random_token()
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(
+            "DELETE FROM password_resets WHERE user_id = $1 OR expires_at < $2", user_id, now
+        )
+        await conn.execute(
+            "INSERT INTO password_resets (token_hash, user_id, created_by, created_at, expires_at) "
+            "VALUES ($1, $2, $3, $4, $5)",
+            digest(token),
+            user_id,
+            created_by,
+            now,
+            now + RESET_TTL,
+        )
+    return token
+
+
+OPEN_RESET = """
+SELECT r.id, u.id AS user_id, u.email, u.name
+FROM password_resets r JOIN users u ON u.id = r.user_id
+WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $2 AND u.disabled_at IS NULL
+"""
+
+
+async def open_reset(pool: asyncpg.Pool, token: str, now: datetime) -> dict[str, Any] | None:
+    """The member a reset link is for, while it can still be used."""
+    row = await pool.fetchrow(OPEN_RESET, digest(token), now)
+    return dict(row) if row else None
+
+
+async def use_reset(
+    pool: asyncpg.Pool, reset: dict[str, Any], password_hash: str, now: datetime, address: str
+) -> bool:
+    """Set the member's new password once and end all their sessions; False when the link was
+    used meanwhile."""
+    async with pool.acquire() as conn, conn.transaction():
+        taken = await conn.fetchval(
+            "UPDATE password_resets SET used_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING 1",
+            reset["id"],
+            now,
+        )
+        if taken is None:
+            return False
+        await conn.execute(
+            "UPDATE users SET password_hash = $2 WHERE id = $1", reset["user_id"], password_hash
+        )
+        await conn.execute("DELETE FROM panel_sessions WHERE user_id = $1", reset["user_id"])
+        await record(
+            conn,
+            now,
+            Actor(reset["user_id"], f"{reset['name']} <{reset['email']}>", address),
+            "account.password_reset",
+            reset["email"],
+        )
+    return True

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
 from datetime import datetime
 
+import anyio
 import pyotp
 import segno
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 # Verifying against this when the e-mail is unknown costs the same time as a real check,
@@ -19,6 +24,13 @@ _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 
 MIN_PASSWORD = 10
 RECOVERY_CODES = 10
+TOTP_STEP_S = 30
+# Each argon2 call takes 64 MiB and tens of milliseconds: a few at a time, off the event loop.
+HASHING_THREADS = 2
+_hashing: anyio.CapacityLimiter | None = None
+# A sealed TOTP secret starts with this; anything else is a clear secret from before.
+SEALED = "v1:"
+_BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
 def hash_password(password: str) -> str:
@@ -32,6 +44,24 @@ def check_password(stored: str | None, password: str) -> bool:
         return _hasher.verify(stored or _DUMMY_HASH, password) and stored is not None
     except (VerificationError, InvalidHashError):
         return False
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    # Made on first use: it belongs to the running event loop, not to the import.
+    global _hashing
+    if _hashing is None:
+        _hashing = anyio.CapacityLimiter(HASHING_THREADS)
+    return _hashing
+
+
+async def hash_password_async(password: str) -> str:
+    """`hash_password` in a worker thread, at most HASHING_THREADS at a time."""
+    return await anyio.to_thread.run_sync(hash_password, password, limiter=_limiter())
+
+
+async def check_password_async(stored: str | None, password: str) -> bool:
+    """`check_password` in a worker thread, at most HASHING_THREADS at a time."""
+    return await anyio.to_thread.run_sync(check_password, stored, password, limiter=_limiter())
 
 
 def digest(secret: str) -> bytes:
@@ -71,12 +101,23 @@ def totp_uri(secret: str, email: str, issuer: str) -> str:
     return pyotp.TOTP(secret).provisioning_uri(name=email, issuer_name=issuer)
 
 
-def check_totp(secret: str, code: str, now: datetime) -> bool:
-    """True when `code` is the authenticator's code at `now` (one step of drift allowed)."""
+def totp_step(secret: str, code: str, now: datetime, after: int | None = None) -> int | None:
+    """The time step whose authenticator code `code` is: the one of `now` or one either side
+    (clock drift), and later than `after` (the last step used: no replays). None otherwise."""
     code = code.strip().replace(" ", "")
     if not code.isdigit() or len(code) != 6:
-        return False
-    return pyotp.TOTP(secret).verify(code, for_time=now, valid_window=1)
+        return None
+    totp = pyotp.TOTP(secret)
+    current = int(now.timestamp()) // TOTP_STEP_S
+    for step in (current - 1, current, current + 1):
+        if (after is None or step > after) and same(totp.at(step * TOTP_STEP_S), code):
+            return step
+    return None
+
+
+def check_totp(secret: str, code: str, now: datetime) -> bool:
+    """True when `code` is the authenticator's code at `now` (one step of drift allowed)."""
+    return totp_step(secret, code, now) is not None
 
 
 def qr_svg(text: str) -> str:
@@ -92,5 +133,81 @@ def qr_svg(text: str) -> str:
 
 
 def recovery_codes() -> list[str]:
-    """Ten one-time recovery codes, shown once."""
-    return [f"{secrets.token_hex(3)}-{secrets.token_hex(3)}".upper() for _ in range(RECOVERY_CODES)]
+    """Ten one-time recovery codes of 100 bits each (4 groups of 5 base32 letters), shown once."""
+    return [
+        "-".join("".join(secrets.choice(_BASE32) for _ in range(5)) for _ in range(4))
+        for _ in range(RECOVERY_CODES)
+    ]
+
+
+def derive_key(master: bytes, purpose: str) -> bytes:
+    """A 32-byte key for one purpose from the installation key (HKDF-SHA256), so the panel's
+    keys are independent of the one that encrypts bot tokens and of each other."""
+    hkdf = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=f"sponsorbot:{purpose}".encode()
+    )
+    return hkdf.derive(master)
+
+
+class PanelKeys:
+    """TOTP secrets sealed at rest and recovery codes hashed under keys derived from the
+    installation key. Without a key (None), secrets stay in clear and codes are plain sha256,
+    as before; values written either way keep working once a key is given."""
+
+    def __init__(self, master: bytes | None) -> None:
+        self._fernet: MultiFernet | None = None
+        self._newest: Fernet | None = None
+        self._recovery: list[bytes] = []
+        # A rotation lists the keys newest first ("new,old"): seal with the newest, open
+        # with any, and re-seal what an older key sealed at its next use.
+        masters = [k for k in (master or b"").split(b",") if k]
+        if masters:
+            fernets = [
+                Fernet(base64.urlsafe_b64encode(derive_key(m, "panel-totp"))) for m in masters
+            ]
+            self._fernet, self._newest = MultiFernet(fernets), fernets[0]
+            self._recovery = [derive_key(m, "panel-recovery-codes") for m in masters]
+
+    def seal(self, secret: str) -> str:
+        """What the database keeps of a TOTP secret."""
+        if self._fernet is None:
+            return secret
+        return SEALED + self._fernet.encrypt(secret.encode()).decode()
+
+    def open(self, stored: str) -> str | None:
+        """The TOTP secret behind a stored value (sealed or, from before, clear); None when
+        it was sealed under another key, or there is no key."""
+        if not stored.startswith(SEALED):
+            return stored
+        if self._fernet is None:
+            return None
+        try:
+            return self._fernet.decrypt(stored.removeprefix(SEALED).encode()).decode()
+        except InvalidToken:
+            return None
+
+    def is_sealed(self, stored: str) -> bool:
+        """True when `stored` needs no re-sealing (sealed under the newest key, or no key)."""
+        if self._newest is None:
+            return True
+        if not stored.startswith(SEALED):
+            return False
+        try:
+            self._newest.decrypt(stored.removeprefix(SEALED).encode())
+        except InvalidToken:
+            return False
+        return True
+
+    def recovery_digest(self, code: str) -> bytes:
+        """What the database keeps of a new recovery code (an HMAC under the panel's key)."""
+        code = normalize_code(code)
+        if not self._recovery:
+            return digest(code)
+        return hmac.new(self._recovery[0], code.encode(), hashlib.sha256).digest()
+
+    def recovery_candidates(self, code: str) -> list[bytes]:
+        """Every digest a typed recovery code may be stored as: the keyed one, and the plain
+        sha256 of codes made before the key was used."""
+        code = normalize_code(code)
+        keyed = [hmac.new(k, code.encode(), hashlib.sha256).digest() for k in self._recovery]
+        return list(dict.fromkeys([*keyed, digest(code)]))

@@ -23,15 +23,37 @@ TWO_STEP_TTL = timedelta(minutes=5)
 
 @dataclass(frozen=True, slots=True)
 class LockoutPolicy:
-    """How failed sign-ins slow down and lock: per account and per address."""
+    """How failed sign-ins slow down and refuse, all counted within `window`.
+
+    Nothing locks an account: a lock anyone can trigger locks the owner out. Instead the
+    password step refuses one (account, address) pair after `pair_limit` failures and one
+    address after `address_limit`; every answer waits longer the more the account, the pair
+    or the address failed. The second step has its own count per account, which a correct
+    password does not reset: after `two_step_limit` wrong codes the password is asked again,
+    and codes are refused until the window has passed.
+    """
 
     window: timedelta = timedelta(minutes=15)
-    account_limit: int = 5
+    pair_limit: int = 5
     address_limit: int = 20
-    lock_for: timedelta = timedelta(minutes=15)
-    # Each failure after the first adds this much delay to the answer, up to max_delay_s.
+    two_step_limit: int = 5
+    # Each failure adds this much delay to the answer, up to max_delay_s.
     delay_step_s: float = 0.5
     max_delay_s: float = 4.0
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait before answering after `failures` recent failures."""
+        return min(self.delay_step_s * failures, self.max_delay_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """Recent failed sign-ins that concern one attempt."""
+
+    pair: int  # this e-mail from this address (password step)
+    account: int  # this e-mail from anywhere (password step)
+    address: int  # this address, any e-mail (password step)
+    two_step: int  # wrong second-step codes for this e-mail
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +116,15 @@ async def new_setup_code(pool: asyncpg.Pool, now: datetime) -> str | None:
     return code
 
 
+async def setup_code_valid(pool: asyncpg.Pool, code: str, now: datetime) -> bool:
+    """True when `code` is an unused, unexpired setup code (checked before hashing anything;
+    `create_owner` spends it)."""
+    found = await pool.fetchval(
+        "SELECT 1 FROM setup_codes WHERE code_hash = $1 AND expires_at > $2", digest(code), now
+    )
+    return found is not None
+
+
 async def create_owner(
     conn: asyncpg.Connection, code: str, email: str, name: str, password_hash: str, now: datetime
 ) -> User | None:
@@ -127,7 +158,7 @@ async def create_owner(
 async def user_by_email(pool: asyncpg.Pool, email: str) -> tuple[User, str, str | None] | None:
     """A member with their password hash and TOTP secret, for signing in."""
     row = await pool.fetchrow(
-        f"SELECT {USER_COLUMNS}, password_hash, totp_secret, locked_until FROM users "
+        f"SELECT {USER_COLUMNS}, password_hash, totp_secret FROM users "
         "WHERE lower(email) = lower($1) AND disabled_at IS NULL",
         email,
     )
@@ -136,10 +167,48 @@ async def user_by_email(pool: asyncpg.Pool, email: str) -> tuple[User, str, str 
     return _user(row), row["password_hash"], row["totp_secret"]
 
 
-async def totp_secret(pool: asyncpg.Pool, user_id: int) -> str | None:
-    """A member's TOTP secret (only read to check a code)."""
-    value: str | None = await pool.fetchval("SELECT totp_secret FROM users WHERE id = $1", user_id)
+async def totp_secret(pool: asyncpg.Pool, user_id: int) -> tuple[str | None, int | None]:
+    """A member's stored TOTP secret (as stored: sealed, or clear from before) and the last
+    time step used, only read to check a code."""
+    row = await pool.fetchrow(
+        "SELECT totp_secret, totp_last_step FROM users WHERE id = $1", user_id
+    )
+    return (row["totp_secret"], row["totp_last_step"]) if row else (None, None)
+
+
+async def reseal_totp_secret(pool: asyncpg.Pool, user_id: int, clear: str, sealed: str) -> None:
+    """Replace a clear TOTP secret from before by its sealed form (only if unchanged)."""
+    await pool.execute(
+        "UPDATE users SET totp_secret = $3 WHERE id = $1 AND totp_secret = $2",
+        user_id,
+        clear,
+        sealed,
+    )
+
+
+async def use_totp_step(pool: asyncpg.Pool, user_id: int, step: int) -> bool:
+    """Record that the code of `step` was used; False when it, or a later one, already was
+    (two tabs sending the same code: only one of them gets in)."""
+    used = await pool.fetchval(
+        "UPDATE users SET totp_last_step = $2 WHERE id = $1 "
+        "AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING 1",
+        user_id,
+        step,
+    )
+    return used is not None
+
+
+async def password_hash(pool: asyncpg.Pool, user_id: int) -> str | None:
+    """A member's password hash (only read to check the password they typed)."""
+    value: str | None = await pool.fetchval(
+        "SELECT password_hash FROM users WHERE id = $1 AND disabled_at IS NULL", user_id
+    )
     return value
+
+
+async def set_password(pool: asyncpg.Pool | asyncpg.Connection, user_id: int, hashed: str) -> None:
+    """A member's new password (as its argon2id hash)."""
+    await pool.execute("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hashed)
 
 
 async def users(pool: asyncpg.Pool) -> list[User]:
@@ -190,25 +259,25 @@ async def start_session(
     return session_id
 
 
+LOAD_SESSION = """
+UPDATE panel_sessions s
+   SET last_seen = $2,
+       expires_at = CASE WHEN s.state = 'active' THEN LEAST($2 + $3, s.created_at + $4)
+                         ELSE s.expires_at END
+  FROM users u
+ WHERE s.id_hash = $1 AND s.expires_at > $2 AND s.created_at + $4 > $2 AND u.id = s.user_id
+   AND u.disabled_at IS NULL
+RETURNING s.id_hash, s.state, s.csrf_token, u.id, u.email, u.name, u.role, u.language,
+          u.totp_secret IS NOT NULL AS two_step, u.created_at
+"""
+
+
 async def load_session(
-    pool: asyncpg.Pool, session_id: str, now: datetime, idle: timedelta
+    pool: asyncpg.Pool, session_id: str, now: datetime, idle: timedelta, lifetime: timedelta
 ) -> Session | None:
-    """The live session behind a cookie, its idle deadline pushed on; None when expired."""
-    row = await pool.fetchrow(
-        """
-        UPDATE panel_sessions s
-           SET last_seen = $2,
-               expires_at = CASE WHEN s.state = 'active' THEN $2 + $3 ELSE s.expires_at END
-          FROM users u
-         WHERE s.id_hash = $1 AND s.expires_at > $2 AND u.id = s.user_id
-           AND u.disabled_at IS NULL
-        RETURNING s.id_hash, s.state, s.csrf_token, u.id, u.email, u.name, u.role, u.language,
-                  u.totp_secret IS NOT NULL AS two_step, u.created_at
-        """,
-        digest(session_id),
-        now,
-        idle,
-    )
+    """The live session behind a cookie, its idle deadline pushed on (never past `lifetime`
+    after it started); None when expired."""
+    row = await pool.fetchrow(LOAD_SESSION, digest(session_id), now, idle, lifetime)
     if row is None:
         return None
     return Session(bytes(row["id_hash"]), _user(row), row["state"], row["csrf_token"])
@@ -219,70 +288,71 @@ async def end_session(pool: asyncpg.Pool, session_id: str) -> None:
     await pool.execute("DELETE FROM panel_sessions WHERE id_hash = $1", digest(session_id))
 
 
-async def end_all_sessions(pool: asyncpg.Pool, user_id: int) -> int:
+async def end_all_sessions(pool: asyncpg.Pool | asyncpg.Connection, user_id: int) -> int:
     """Sign a member out everywhere; returns how many sessions ended."""
     result: str = await pool.execute("DELETE FROM panel_sessions WHERE user_id = $1", user_id)
     return int(result.split()[-1])
 
 
+async def end_other_sessions(pool: asyncpg.Pool, user_id: int, keep: bytes) -> int:
+    """Sign a member out everywhere but the session whose id hash is `keep`."""
+    result: str = await pool.execute(
+        "DELETE FROM panel_sessions WHERE user_id = $1 AND id_hash <> $2", user_id, keep
+    )
+    return int(result.split()[-1])
+
+
 # -- failed sign-ins ---------------------------------------------------------------------------
+
+COUNT_FAILURES = """
+SELECT count(*) FILTER (WHERE kind = 'password' AND lower(email) = lower($1) AND address = $2)
+           AS pair,
+       count(*) FILTER (WHERE kind = 'password' AND lower(email) = lower($1)) AS account,
+       count(*) FILTER (WHERE kind = 'password' AND address = $2) AS address,
+       count(*) FILTER (WHERE kind = 'two_step' AND lower(email) = lower($1)) AS two_step
+FROM signin_failures WHERE at > $3 AND (lower(email) = lower($1) OR address = $2)
+"""
 
 
 async def failures(
     pool: asyncpg.Pool, email: str, address: str, now: datetime, policy: LockoutPolicy
-) -> tuple[int, int]:
-    """Recent failures for this account and for this address."""
-    row = await pool.fetchrow(
-        """
-        SELECT count(*) FILTER (WHERE lower(email) = lower($1)) AS account,
-               count(*) FILTER (WHERE address = $2) AS address
-        FROM signin_failures WHERE at > $3 AND (lower(email) = lower($1) OR address = $2)
-        """,
-        email,
-        address,
-        now - policy.window,
-    )
+) -> Failures:
+    """Recent failures for this e-mail (whether or not it has an account) and this address."""
+    row = await pool.fetchrow(COUNT_FAILURES, email, address, now - policy.window)
     assert row is not None
-    return int(row["account"]), int(row["address"])
-
-
-async def locked_until(pool: asyncpg.Pool, email: str, now: datetime) -> datetime | None:
-    """When an account lock ends, if the account is locked now."""
-    value: datetime | None = await pool.fetchval(
-        "SELECT locked_until FROM users WHERE lower(email) = lower($1) AND locked_until > $2",
-        email,
-        now,
+    return Failures(
+        int(row["pair"]), int(row["account"]), int(row["address"]), int(row["two_step"])
     )
-    return value
 
 
 async def add_failure(
-    pool: asyncpg.Pool, email: str, address: str, now: datetime, policy: LockoutPolicy
-) -> bool:
-    """Count one failure; lock the account when it passes the limit. True if it locked now."""
+    pool: asyncpg.Pool,
+    email: str,
+    address: str,
+    now: datetime,
+    policy: LockoutPolicy,
+    kind: str = "password",
+) -> None:
+    """Count one failed step (`kind` 'password' or 'two_step'); forget those out of the window."""
     await pool.execute("DELETE FROM signin_failures WHERE at < $1", now - policy.window)
     await pool.execute(
-        "INSERT INTO signin_failures (email, address, at) VALUES ($1, $2, $3)",
+        "INSERT INTO signin_failures (email, address, at, kind) VALUES ($1, $2, $3, $4)",
         email[:320],
         address,
         now,
+        kind,
     )
-    account, _ = await failures(pool, email, address, now, policy)
-    if account >= policy.account_limit:
-        locked = await pool.fetchval(
-            "UPDATE users SET locked_until = $2 WHERE lower(email) = lower($1) "
-            "AND (locked_until IS NULL OR locked_until <= $3) RETURNING 1",
-            email,
-            now + policy.lock_for,
-            now,
-        )
-        return locked is not None
-    return False
 
 
-async def clear_failures(pool: asyncpg.Pool, email: str) -> None:
-    """A successful sign-in forgets the account's failures."""
-    await pool.execute("DELETE FROM signin_failures WHERE lower(email) = lower($1)", email)
+async def clear_failures(pool: asyncpg.Pool, email: str, address: str) -> None:
+    """A whole sign-in succeeded: forget this pair's password failures and the account's
+    wrong codes. Other addresses' failures on the account stay: they may be an attacker's."""
+    await pool.execute(
+        "DELETE FROM signin_failures WHERE lower(email) = lower($1) "
+        "AND (kind = 'two_step' OR address = $2)",
+        email,
+        address,
+    )
 
 
 # -- changes to a member ------------------------------------------------------------------------
@@ -316,13 +386,15 @@ async def disable(pool: asyncpg.Pool, user_id: int, now: datetime) -> None:
 
 
 async def enable_two_step(
-    pool: asyncpg.Pool, user_id: int, secret: str, recovery_digests: list[bytes]
+    pool: asyncpg.Pool, user_id: int, sealed_secret: str, recovery_digests: list[bytes]
 ) -> None:
-    """Turn two-step sign-in on with this TOTP secret and these recovery codes (as digests)."""
+    """Turn two-step sign-in on with this TOTP secret (sealed) and these recovery codes (as
+    digests)."""
     await pool.execute(
-        "UPDATE users SET totp_secret = $2, recovery_codes = $3 WHERE id = $1",
+        "UPDATE users SET totp_secret = $2, recovery_codes = $3, totp_last_step = NULL "
+        "WHERE id = $1",
         user_id,
-        secret,
+        sealed_secret,
         recovery_digests,
     )
 
@@ -330,16 +402,25 @@ async def enable_two_step(
 async def disable_two_step(pool: asyncpg.Pool, user_id: int) -> None:
     """Turn two-step sign-in off."""
     await pool.execute(
-        "UPDATE users SET totp_secret = NULL, recovery_codes = '{}' WHERE id = $1", user_id
-    )
-
-
-async def use_recovery_code(pool: asyncpg.Pool, user_id: int, code_digest: bytes) -> bool:
-    """Spend one recovery code; False when it is not one of the member's (or was used)."""
-    used = await pool.fetchval(
-        "UPDATE users SET recovery_codes = array_remove(recovery_codes, $2) "
-        "WHERE id = $1 AND $2 = ANY(recovery_codes) RETURNING 1",
+        "UPDATE users SET totp_secret = NULL, recovery_codes = '{}', totp_last_step = NULL "
+        "WHERE id = $1",
         user_id,
-        code_digest,
     )
-    return used is not None
+
+
+async def replace_recovery_codes(pool: asyncpg.Pool, user_id: int, digests: list[bytes]) -> None:
+    """New recovery codes (as digests); the old ones stop working."""
+    await pool.execute("UPDATE users SET recovery_codes = $2 WHERE id = $1", user_id, digests)
+
+
+USE_RECOVERY_CODE = """
+UPDATE users SET recovery_codes = ARRAY(SELECT c FROM unnest(recovery_codes) c WHERE c <> ALL($2))
+WHERE id = $1 AND recovery_codes && $2::bytea[]
+RETURNING 1
+"""
+
+
+async def use_recovery_code(pool: asyncpg.Pool, user_id: int, candidates: list[bytes]) -> bool:
+    """Spend one recovery code, given the digests it may be stored as; False when it is not
+    one of the member's (or was used)."""
+    return await pool.fetchval(USE_RECOVERY_CODE, user_id, candidates) is not None

@@ -9,6 +9,8 @@ import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.web.panel.routes_auth import router as auth_router
@@ -36,6 +38,7 @@ from sponsorbot.web.panel.web import (
     make_environment,
     redirect,
     render,
+    security_headers,
     sign_in_url,
 )
 
@@ -49,9 +52,34 @@ def _viewer(request: Request) -> Viewer | None:
     return viewer
 
 
+class PanelHeaders:
+    """Adds the panel's security headers (CSP, nosniff, framing, HSTS over https) to every
+    response outside the owner API: pages, redirects, static files and error pages alike."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or path == "/api" or path.startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in security_headers(request).items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = None) -> None:
-    """Add the panel's pages, its static files and its error pages to the app."""
+    """Add the panel's pages, its static files, its error pages and headers to the app."""
     app.state.panel = Panel(pool, config or PanelConfig(), make_environment())
+    app.add_middleware(PanelHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(auth_router)
     app.include_router(dashboard_router)

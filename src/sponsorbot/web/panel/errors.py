@@ -47,6 +47,10 @@ def _texts() -> dict[str, str]:
         "token_refused": _(
             "Telegram refused this token. Check it in @BotFather, or create a new one."
         ),
+        "webhook_refused": _(
+            "Telegram refused the webhook. Check SPONSORBOT_PUBLIC_URL (HTTPS, a valid "
+            "certificate)."
+        ),
         "channel_ref": _("Use @name, a t.me link, a post link or an id like -100…; channels only."),
         "chat_hidden": _(
             "Telegram cannot show this chat to the bot. For a private channel, add the bot as "
@@ -60,7 +64,10 @@ def _texts() -> dict[str, str]:
         ),
         "caption_too_long": _("A caption holds up to 1024 characters."),
         "text_length": _("Write the text to hand out (up to 4096 characters)."),
-        "auto_delete_range": _("Minutes from 0 (never) to 10080 (a week)."),
+        "auto_delete_range": _(
+            "Minutes from 0 (never) to 2820 (47 hours): Telegram lets a bot delete its "
+            "messages only within 48 hours."
+        ),
         "token_name": _("Name the token (1 to 100 characters), e.g. after the script using it."),
         "unknown_role": _("Choose a role no higher than your own."),
         "role_too_high": _("Choose a role no higher than your own."),

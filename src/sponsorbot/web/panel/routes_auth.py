@@ -1,4 +1,5 @@
-"""Getting in: first-run setup, sign-in with optional two-step, sign-out, invitations, language."""
+"""Getting in: first-run setup, sign-in with optional two-step, sign-out, invitations, password
+reset links, language."""
 
 from __future__ import annotations
 
@@ -9,26 +10,30 @@ from fastapi.responses import Response
 
 from sponsorbot.features.accounts import invitations
 from sponsorbot.features.accounts import users as accounts
-from sponsorbot.features.accounts.audit import Actor, record
+from sponsorbot.features.accounts.audit import Actor, record, record_coalesced
 from sponsorbot.features.accounts.security import (
     MIN_PASSWORD,
-    check_password,
-    check_totp,
-    digest,
-    hash_password,
+    check_password_async,
+    hash_password_async,
     normalize_code,
+    totp_step,
 )
+from sponsorbot.features.accounts.users import User
 from sponsorbot.features.errors import Conflict
 from sponsorbot.web.panel.deps import Account, Public
 from sponsorbot.web.panel.i18n import LANGUAGES
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import (
     LANG_COOKIE,
+    PUBLIC_FORM,
     SESSION_COOKIE,
+    Panel,
     Viewer,
     actor_of,
     address_of,
     audit,
+    clear_cookie,
+    cookie_name,
     panel_of,
     redirect,
     render,
@@ -40,7 +45,8 @@ router = APIRouter(include_in_schema=False, tags=["panel"])
 
 
 async def _form(request: Request) -> dict[str, str]:
-    form = await request.form()
+    # Bounded like the CSRF check's parse: with the token in a header, this is the first.
+    form = await request.form(**PUBLIC_FORM)
     return {
         k: v.strip() if k not in ("password", "password2") else v
         for k, v in form.items()
@@ -62,10 +68,30 @@ def check_new_member(values: dict[str, str], need_email: bool = True) -> dict[st
     return errors
 
 
+def check_new_password(values: dict[str, str]) -> dict[str, str]:
+    """Errors by field for a new password typed twice."""
+    if len(values.get("password", "")) < MIN_PASSWORD:
+        return {"password": _("Use at least %(n)s characters.", n=MIN_PASSWORD)}
+    if values.get("password") != values.get("password2"):
+        return {"password2": _("The two passwords differ.")}
+    return {}
+
+
+async def _slow_down(panel: Panel, failures: int) -> None:
+    """Wait longer the more recent failures: guessing gets expensive, whatever the outcome."""
+    delay = panel.config.lockout.delay(failures)
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def _too_many() -> str:
+    return _("Too many failed attempts. Try again in a few minutes.")
+
+
 async def _signed_in(request: Request, user_id: int, state: str, viewer: Viewer) -> Response:
     """Start a session (the old one, if any, ends: a new id at every privilege change)."""
     panel = panel_of(request)
-    old = request.cookies.get(SESSION_COOKIE)
+    old = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if old:
         await accounts.end_session(panel.pool, old)
     now = panel.config.clock()
@@ -108,16 +134,14 @@ async def setup_submit(request: Request, viewer: Public) -> Response:
     errors = check_new_member(values)
     if not values.get("code"):
         errors["code"] = _("Enter the setup code printed in the console.")
-    if not errors:
+    code = normalize_code(values.get("code", ""))
+    now = panel.config.clock()
+    # The code first: a wrong one costs no password hashing.
+    if not errors and await accounts.setup_code_valid(panel.pool, code, now):
+        hashed = await hash_password_async(values["password"])
         async with panel.pool.acquire() as conn, conn.transaction():
-            now = panel.config.clock()
             owner = await accounts.create_owner(
-                conn,
-                normalize_code(values["code"]),
-                values["email"],
-                values["name"],
-                hash_password(values["password"]),
-                now,
+                conn, code, values["email"], values["name"], hashed, now
             )
             if owner is not None:
                 await record(
@@ -130,6 +154,7 @@ async def setup_submit(request: Request, viewer: Public) -> Response:
                 )
         if owner is not None:
             return await _signed_in(request, owner.id, "active", viewer)
+    if not errors:
         errors["code"] = _(
             "This code is wrong or has expired. Run `sponsorbot setup-code` for a new one."
         )
@@ -161,36 +186,27 @@ async def signin_page(request: Request, viewer: Public) -> Response:
 
 @router.post("/signin")
 async def signin_submit(request: Request, viewer: Public) -> Response:
-    """Check the password, with slow-down and lockout per account and per address."""
+    """Check the password, slowing down per account, pair and address and refusing a pair or
+    an address after too many failures (nothing depends on whether the e-mail has an account)."""
     panel = panel_of(request)
     policy = panel.config.lockout
     values = await _form(request)
     email, password = values.get("email", ""), values.get("password", "")
     address = address_of(request)
     now = panel.config.clock()
-    account_failures, address_failures = await accounts.failures(
-        panel.pool, email, address, now, policy
-    )
-    # Slow down every answer after a failure, whatever its outcome: guessing gets expensive.
-    recent = max(account_failures, address_failures)
-    if recent:
-        await asyncio.sleep(min(policy.delay_step_s * recent, policy.max_delay_s))
+    seen = await accounts.failures(panel.pool, email, address, now, policy)
+    await _slow_down(panel, max(seen.pair, seen.account, seen.address))
     who = Actor(None, email[:200] or "?", address)
-    locked = await accounts.locked_until(panel.pool, email, now)
-    if locked is not None or address_failures >= policy.address_limit:
-        await record(panel.pool, now, who, "signin.refused_locked", email[:200])
-        error = _(
-            "Too many failed attempts. Try again in %(n)s minutes.",
-            n=int(policy.lock_for.total_seconds() // 60),
-        )
-        context = {"values": {"email": email}, "error": error, "needs_setup": False}
-        return _signin_form(request, viewer, context, 429)
+    refused = {"values": {"email": email}, "error": _too_many(), "needs_setup": False}
+    if seen.pair >= policy.pair_limit or seen.address >= policy.address_limit:
+        await record_coalesced(panel.pool, now, who, "signin.refused_locked", email[:200])
+        return _signin_form(request, viewer, refused, 429)
     found = await accounts.user_by_email(panel.pool, email)
-    ok = check_password(found[1] if found else None, password)
+    ok = await check_password_async(found[1] if found else None, password)
     if not ok or found is None:
-        locked_now = await accounts.add_failure(panel.pool, email, address, now, policy)
-        await record(panel.pool, now, who, "signin.failed", email[:200])
-        if locked_now:
+        await accounts.add_failure(panel.pool, email, address, now, policy)
+        await record_coalesced(panel.pool, now, who, "signin.failed", email[:200])
+        if seen.pair + 1 == policy.pair_limit:
             await record(panel.pool, now, who, "signin.locked", email[:200])
         context = {
             "values": {"email": email},
@@ -199,9 +215,13 @@ async def signin_submit(request: Request, viewer: Public) -> Response:
         }
         return _signin_form(request, viewer, context, 401)
     user, _hash, totp = found
-    await accounts.clear_failures(panel.pool, email)
     if totp:
+        # Failures are forgotten only once the second step is passed too.
+        if seen.two_step >= policy.two_step_limit:
+            await record_coalesced(panel.pool, now, who, "signin.refused_locked", email[:200])
+            return _signin_form(request, viewer, refused, 429)
         return await _signed_in(request, user.id, "two_step", viewer)
+    await accounts.clear_failures(panel.pool, email, address)
     await record(panel.pool, now, Actor(user.id, f"{user.name} <{user.email}>", address), "signin")
     return await _signed_in(request, user.id, "active", viewer)
 
@@ -214,49 +234,87 @@ async def two_step_page(request: Request, viewer: Public) -> Response:
     return render(request, viewer, "two_step.html", {"error": None})
 
 
+async def totp_passes(panel: Panel, user_id: int, code: str) -> bool:
+    """True when `code` is the member's current authenticator code, not used before (it is
+    used now). A secret still kept in clear is sealed on the way."""
+    stored, last_step = await accounts.totp_secret(panel.pool, user_id)
+    keys = panel.config.keys
+    secret = keys.open(stored) if stored else None
+    if stored is None or secret is None:
+        return False
+    step = totp_step(secret, code, panel.config.clock(), last_step)
+    if step is None or not await accounts.use_totp_step(panel.pool, user_id, step):
+        return False
+    if not keys.is_sealed(stored):
+        await accounts.reseal_totp_secret(panel.pool, user_id, stored, keys.seal(secret))
+    return True
+
+
+async def second_factor(panel: Panel, user: User, code: str) -> str | None:
+    """Check a code from the authenticator (not one used before) or a recovery code (spent);
+    the audit kind of a sign-in with it, or None when it is not right."""
+    if await totp_passes(panel, user.id, code):
+        return "signin"
+    if code and await accounts.use_recovery_code(
+        panel.pool, user.id, panel.config.keys.recovery_candidates(code)
+    ):
+        return "signin.recovery_code"
+    return None
+
+
 @router.post("/signin/two-step")
 async def two_step_submit(request: Request, viewer: Public) -> Response:
-    """Check the code; the challenge expired with the session's deadline (five minutes)."""
+    """Check the code; the challenge expired with the session's deadline (five minutes).
+
+    Wrong codes have their own count per account, which a correct password does not reset:
+    past the limit the password is asked again, and codes wait until the window has passed.
+    """
     panel = panel_of(request)
+    policy = panel.config.lockout
     if viewer.session is None or viewer.session.state != "two_step":
         return redirect(request, "/signin")
     user = viewer.session.user
     now = panel.config.clock()
-    code = (await _form(request)).get("code", "")
-    who = Actor(user.id, f"{user.name} <{user.email}>", address_of(request))
-    # Wrong codes count as failed sign-ins: guessing codes locks the account like passwords.
-    if await accounts.locked_until(panel.pool, user.email, now) is not None:
-        await accounts.end_session(panel.pool, request.cookies.get(SESSION_COOKIE, ""))
-        await record(panel.pool, now, who, "signin.refused_locked", user.email)
-        return redirect(request, "/signin")
-    secret = await accounts.totp_secret(panel.pool, user.id)
-    passed = secret is not None and check_totp(secret, code, now)
-    kind = "signin"
-    if not passed and code:
-        passed = await accounts.use_recovery_code(panel.pool, user.id, digest(normalize_code(code)))
-        kind = "signin.recovery_code"
-    if not passed:
-        await record(panel.pool, now, who, "signin.two_step_failed", user.email)
-        await accounts.add_failure(
-            panel.pool, user.email, address_of(request), now, panel.config.lockout
-        )
+    address = address_of(request)
+    who = Actor(user.id, f"{user.name} <{user.email}>", address)
+    seen = await accounts.failures(panel.pool, user.email, address, now, policy)
+    await _slow_down(panel, seen.two_step)
+    if seen.two_step >= policy.two_step_limit:
+        return await _back_to_password(request, who, user.email)
+    kind = await second_factor(panel, user, (await _form(request)).get("code", ""))
+    if kind is None:
+        await accounts.add_failure(panel.pool, user.email, address, now, policy, "two_step")
+        await record_coalesced(panel.pool, now, who, "signin.two_step_failed", user.email)
         error = _("That code is not right. Try the newest code from your app.")
         return render(request, viewer, "two_step.html", {"error": error}, 401)
+    await accounts.clear_failures(panel.pool, user.email, address)
     await record(panel.pool, now, who, kind)
     return await _signed_in(request, user.id, "active", viewer)
+
+
+async def _back_to_password(request: Request, who: Actor, email: str) -> Response:
+    """Too many wrong codes: end the half-signed-in session, start again from the password."""
+    panel = panel_of(request)
+    await accounts.end_session(
+        panel.pool, request.cookies.get(cookie_name(request, SESSION_COOKIE), "")
+    )
+    await record_coalesced(panel.pool, panel.config.clock(), who, "signin.refused_locked", email)
+    response = redirect(request, "/signin")
+    clear_cookie(request, response, SESSION_COOKIE)
+    return response
 
 
 @router.post("/signout")
 async def signout(request: Request, viewer: Public) -> Response:
     """Sign this browser out."""
     panel = panel_of(request)
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if cookie:
         await accounts.end_session(panel.pool, cookie)
     if viewer.session is not None:
         await record(panel.pool, panel.config.clock(), actor_of(request, viewer), "signout")
     response = redirect(request, "/signin")
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    clear_cookie(request, response, SESSION_COOKIE)
     return response
 
 
@@ -272,7 +330,7 @@ async def signout_everywhere(request: Request, viewer: Account) -> Response:
         after={"sessions_ended": ended},
     )
     response = redirect(request, "/signin")
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    clear_cookie(request, response, SESSION_COOKIE)
     return response
 
 
@@ -328,7 +386,7 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
             panel.pool,
             invitation,
             values["name"],
-            hash_password(values["password"]),
+            await hash_password_async(values["password"]),
             now,
             address_of(request),
         )
@@ -341,3 +399,37 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
     if user_id is None:  # taken meanwhile, by another tab or another person
         return render(request, viewer, "invitation_gone.html", status=404)
     return await _signed_in(request, user_id, "active", viewer)
+
+
+# -- password reset links ----------------------------------------------------------------------
+
+
+@router.get("/reset/{token}")
+async def reset_page(request: Request, token: str, viewer: Public) -> Response:
+    """A reset link from the owner: choose a new password."""
+    panel = panel_of(request)
+    reset = await invitations.open_reset(panel.pool, token, panel.config.clock())
+    if reset is None:
+        return render(request, viewer, "reset_gone.html", status=404)
+    return render(request, viewer, "reset.html", {"reset": reset, "errors": {}, "token": token})
+
+
+@router.post("/reset/{token}")
+async def reset_submit(request: Request, token: str, viewer: Public) -> Response:
+    """Set the new password once; every session of the member ends, and they sign in again."""
+    panel = panel_of(request)
+    now = panel.config.clock()
+    reset = await invitations.open_reset(panel.pool, token, now)
+    if reset is None:
+        return render(request, viewer, "reset_gone.html", status=404)
+    values = await _form(request)
+    errors = check_new_password(values)
+    if errors:
+        context = {"reset": reset, "errors": errors, "token": token}
+        return render(request, viewer, "reset.html", context, 422)
+    hashed = await hash_password_async(values["password"])
+    if not await invitations.use_reset(panel.pool, reset, hashed, now, address_of(request)):
+        return render(request, viewer, "reset_gone.html", status=404)
+    response = redirect(request, "/signin")
+    clear_cookie(request, response, SESSION_COOKIE)
+    return response

@@ -13,23 +13,28 @@ from sponsorbot.features.accounts import invitations
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.accounts.audit import AuditFilter, entries, kinds, record
 from sponsorbot.features.accounts.security import (
+    check_password_async,
     check_totp,
-    digest,
+    hash_password_async,
     new_totp_secret,
     qr_svg,
     recovery_codes,
     totp_uri,
 )
+from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Account, Audit, Team
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_auth import check_new_password, totp_passes
 from sponsorbot.web.panel.routes_broadcasts import BROADCAST_KIND_LABELS
 from sponsorbot.web.panel.routes_shop import SHOP_KIND_LABELS
 from sponsorbot.web.panel.web import (
     ROLE_NAMES,
     Viewer,
     actor_of,
+    address_of,
     audit,
+    base_url_of,
     panel_of,
     redirect,
     render,
@@ -50,13 +55,17 @@ KIND_LABELS = {
     "signin.recovery_code": N_("Signed in with a recovery code"),
     "signin.failed": N_("Sign-in failed"),
     "signin.two_step_failed": N_("Two-step code failed"),
-    "signin.locked": N_("Account locked after failed sign-ins"),
+    "signin.locked": N_("Sign-in paused for this address after failed attempts"),
     "signin.refused_locked": N_("Sign-in refused: locked"),
     "signout": N_("Signed out"),
     "signout.everywhere": N_("Signed out everywhere"),
     "account.two_step_on": N_("Two-step sign-in turned on"),
     "account.two_step_off": N_("Two-step sign-in turned off"),
     "account.telegram_id_changed": N_("Telegram id changed"),
+    "account.password_changed": N_("Password changed"),
+    "account.password_reset": N_("Password set with a reset link"),
+    "account.recovery_codes_renewed": N_("New recovery codes made"),
+    "team.reset_link_created": N_("Password reset link created"),
     "team.owner_created": N_("Owner created at setup"),
     "team.invited": N_("Invitation created"),
     "team.invitation_revoked": N_("Invitation withdrawn"),
@@ -67,6 +76,7 @@ KIND_LABELS = {
     "bot.paused": N_("Bot paused"),
     "bot.resumed": N_("Bot resumed"),
     "bot.removed": N_("Bot removed"),
+    "bot.redriven": N_("Dead updates queued again"),
     "bot.mode_changed": N_("Bot mode changed"),
     "bot.storage_changed": N_("Storage chat changed"),
     "bot.texts_changed": N_("Visitor texts changed"),
@@ -101,9 +111,11 @@ async def _team_page(
     errors: dict[str, str],
     link: str | None,
     status: int = 200,
+    reset_link: str | None = None,
 ) -> Response:
     panel = panel_of(request)
     context = {
+        "reset_link": reset_link,
         "members": await accounts.users(panel.pool),
         "invitations": await invitations.pending_invitations(panel.pool, panel.config.clock()),
         "role_names": ROLE_NAMES,
@@ -146,8 +158,24 @@ async def team_invite(request: Request, viewer: Team) -> Response:
         values["email"],
         after={"role": values["role"]},
     )
-    link = f"{request.base_url}invite/{token}"
+    link = f"{base_url_of(request)}invite/{token}"
     return await _team_page(request, viewer, {}, {}, link)
+
+
+@router.post("/team/{user_id}/reset")
+async def team_reset(request: Request, user_id: int, viewer: Team) -> Response:
+    """Make a one-time link for a member to set a new password (shown once, 24 hours)."""
+    panel = panel_of(request)
+    member = await accounts.get_user(panel.pool, user_id)
+    if member is None or member.id == viewer.user.id:
+        return redirect(request, "/team")
+    now = panel.config.clock()
+    token = await invitations.new_reset(panel.pool, member.id, viewer.user.id, now)
+    await record(
+        panel.pool, now, actor_of(request, viewer), "team.reset_link_created", member.email
+    )
+    link = f"{base_url_of(request)}reset/{token}"
+    return await _team_page(request, viewer, {}, {}, None, reset_link=link)
 
 
 @router.post("/team/invitations/{invitation_id}/revoke")
@@ -184,13 +212,14 @@ async def team_role(request: Request, user_id: int, viewer: Team) -> Response:
 
 @router.post("/team/{user_id}/remove")
 async def team_remove(request: Request, user_id: int, viewer: Team) -> Response:
-    """Remove a member: their sessions end at once."""
+    """Remove a member: their sessions end at once, and the API tokens they made are revoked."""
     panel = panel_of(request)
     member = await accounts.get_user(panel.pool, user_id)
     if member is None or member.role == "owner":
         return redirect(request, "/team")
     now = panel.config.clock()
     await accounts.disable(panel.pool, user_id, now)
+    revoked = await services_of(request).tokens.revoke_created_by(user_id)
     await record(
         panel.pool,
         now,
@@ -198,6 +227,7 @@ async def team_remove(request: Request, user_id: int, viewer: Team) -> Response:
         "team.removed",
         member.email,
         before={"name": member.name, "role": member.role},
+        after={"tokens_revoked": revoked} if revoked else None,
     )
     return redirect(request, "/team")
 
@@ -258,6 +288,7 @@ async def _account_page(
     errors: dict[str, str] | None = None,
     typed: str | None = None,
     status: int = 200,
+    notice: str | None = None,
 ) -> Response:
     stored = await accounts.telegram_id(panel_of(request).pool, viewer.user.id)
     context = {
@@ -265,14 +296,59 @@ async def _account_page(
         "errors": errors or {},
         "telegram_id": typed if typed is not None else (stored or ""),
         "telegram_id_set": stored is not None,
+        "notice": notice,
     }
     return render(request, viewer, "account.html", context, status)
 
 
+async def _proves_identity(
+    request: Request, viewer: Viewer, typed: str, code_will_do: bool = True
+) -> bool:
+    """True when `typed` is the member's password or (`code_will_do`, two-step on) a current
+    code from their app. Wrong answers count as failed passwords from this address (and are refused
+    past the limit), so a left-open session cannot be used to guess the password."""
+    panel = panel_of(request)
+    policy = panel.config.lockout
+    user = viewer.user
+    address = address_of(request)
+    now = panel.config.clock()
+    seen = await accounts.failures(panel.pool, user.email, address, now, policy)
+    if seen.pair >= policy.pair_limit or not typed:
+        return False
+    stored = await accounts.password_hash(panel.pool, user.id)
+    if await check_password_async(stored, typed):
+        return True
+    if code_will_do and user.two_step and await totp_passes(panel, user.id, typed):
+        return True
+    await accounts.add_failure(panel.pool, user.email, address, now, policy)
+    return False
+
+
 @router.get("/account")
 async def account_page(request: Request, viewer: Account) -> Response:
-    """One's own account: Telegram id, two-step sign-in and sign-out everywhere."""
+    """One's own account: password, Telegram id, two-step sign-in and sign-out everywhere."""
     return await _account_page(request, viewer)
+
+
+@router.post("/account/password")
+async def account_password(request: Request, viewer: Account) -> Response:
+    """Change one's own password: the current one first; every other session ends."""
+    panel = panel_of(request)
+    form = await request.form()
+    values = {k: v for k, v in form.items() if isinstance(v, str)}
+    errors = check_new_password(values)
+    if not await _proves_identity(request, viewer, values.get("current", ""), False):
+        errors = {"current": _("That is not your current password.")}
+    if errors:
+        return await _account_page(request, viewer, errors=errors, status=422)
+    assert viewer.session is not None
+    await accounts.set_password(
+        panel.pool, viewer.user.id, await hash_password_async(values["password"])
+    )
+    ended = await accounts.end_other_sessions(panel.pool, viewer.user.id, viewer.session.id_hash)
+    await audit(request, viewer, "account.password_changed", after={"sessions_ended": ended})
+    notice = _("Your password is changed. Every other session has ended.")
+    return await _account_page(request, viewer, notice=notice)
 
 
 @router.post("/account/telegram")
@@ -324,18 +400,44 @@ async def two_step_enable(request: Request, viewer: Account) -> Response:
     if len(secret) < 16 or not check_totp(secret, code, now):
         error = _("That code is not right. Check the time on your phone and try the newest code.")
         return _two_step_form(request, viewer, secret or new_totp_secret(), error)
+    keys = panel.config.keys
     codes = recovery_codes()
-    await accounts.enable_two_step(panel.pool, viewer.user.id, secret, [digest(c) for c in codes])
+    digests = [keys.recovery_digest(c) for c in codes]
+    await accounts.enable_two_step(panel.pool, viewer.user.id, keys.seal(secret), digests)
     await record(panel.pool, now, actor_of(request, viewer), "account.two_step_on")
     return await _account_page(request, viewer, codes)
 
 
 @router.post("/account/two-step/off")
 async def two_step_disable(request: Request, viewer: Account) -> Response:
-    """Turn two-step sign-in off."""
+    """Turn two-step sign-in off: the password or a current code first."""
     panel = panel_of(request)
+    typed = str((await request.form()).get("confirm_off", ""))
+    if not await _proves_identity(request, viewer, typed):
+        errors = {"confirm_off": _("Enter your password or a current code from your app.")}
+        return await _account_page(request, viewer, errors=errors, status=422)
     await accounts.disable_two_step(panel.pool, viewer.user.id)
     await record(
         panel.pool, panel.config.clock(), actor_of(request, viewer), "account.two_step_off"
     )
     return redirect(request, "/account")
+
+
+@router.post("/account/two-step/recovery-codes")
+async def recovery_codes_renew(request: Request, viewer: Account) -> Response:
+    """New recovery codes, shown once (the old ones stop working): the password or a
+    current code first."""
+    panel = panel_of(request)
+    typed = str((await request.form()).get("confirm_codes", ""))
+    if not viewer.user.two_step:
+        return redirect(request, "/account")
+    if not await _proves_identity(request, viewer, typed):
+        errors = {"confirm_codes": _("Enter your password or a current code from your app.")}
+        return await _account_page(request, viewer, errors=errors, status=422)
+    keys = panel.config.keys
+    codes = recovery_codes()
+    await accounts.replace_recovery_codes(
+        panel.pool, viewer.user.id, [keys.recovery_digest(c) for c in codes]
+    )
+    await audit(request, viewer, "account.recovery_codes_renewed")
+    return await _account_page(request, viewer, codes)

@@ -7,14 +7,16 @@ Every panel route depends on `require(permission)` or `public()`. Both resolve t
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import asyncpg
 from fastapi import Request
@@ -22,36 +24,40 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from sponsorbot.features.accounts import workspace as workspaces
-from sponsorbot.features.accounts.api_tokens import ROLES
 from sponsorbot.features.accounts.audit import Actor, record
-from sponsorbot.features.accounts.security import same
+from sponsorbot.features.accounts.security import PanelKeys, same
 from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, load_session
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.policy import PERMISSIONS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SESSION_COOKIE = "sb_session"
 PRE_COOKIE = "sb_pre"  # double-submit CSRF token for forms shown before signing in
 LANG_COOKIE = "sb_lang"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Over https cookies take this prefix: the browser then insists on Secure, Path=/ and no
+# Domain, so a neighbouring (sub)domain or a plain-http page cannot plant them.
+SECURE_PREFIX = "__Host-"
+# What an anonymous form may hold: a few short fields and no file (the CSRF check reads the
+# form before the route, so these bound what anyone can make the server parse and spool).
+PUBLIC_FORM = {"max_files": 0, "max_fields": 50, "max_part_size": 64 * 1024}
+# A member's forms: the content page's upload is the one file; its size is checked by the route.
+MEMBER_FORM = {"max_files": 1, "max_fields": 1000, "max_part_size": 256 * 1024}
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+LOOPBACK_NAMES = frozenset({"localhost"})
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+HSTS = "max-age=31536000"
 
-ALL = frozenset(ROLES)
 ROLE_NAMES = {
     "owner": N_("Owner"),
     "admin": N_("Admin"),
     "editor": N_("Editor"),
     "analyst": N_("Analyst"),
-}
-PERMISSIONS: dict[str, frozenset[str]] = {
-    "view": ALL,  # dashboard, lists, statistics: read-only is enough
-    "account": ALL,  # one's own language, two-step sign-in, sessions
-    "content": frozenset({"owner", "admin", "editor"}),  # content and gate
-    "bots": frozenset({"owner", "admin"}),  # add, pause, resume, mode, storage, texts
-    "settings": frozenset({"owner", "admin"}),
-    "audit": frozenset({"owner", "admin"}),
-    "bots.remove": frozenset({"owner"}),
-    "team": frozenset({"owner"}),
 }
 
 
@@ -85,10 +91,25 @@ class PanelConfig:
 
     clock: Callable[[], datetime] = _utc_now
     idle_timeout: timedelta = timedelta(hours=2)
+    # However active, a session ends this long after signing in.
+    session_lifetime: timedelta = timedelta(days=14)
     lockout: LockoutPolicy = field(default_factory=LockoutPolicy)
-    secure_cookies: bool = False
+    # True/False: always/never Secure cookies. None: Secure unless the panel is plain http
+    # on a loopback host (see `is_secure`).
+    secure_cookies: bool | None = None
+    # The panel's public base URL (links in invitations and resets; https makes it Secure).
+    panel_url: str | None = None
+    # Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed.
+    trusted_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    # The installation key: TOTP secrets and recovery codes are kept under keys derived
+    # from it. None keeps them as before (clear secrets, plain sha256 codes).
+    secret_key: bytes | None = field(default=None, repr=False)
     upload_limit: int = MAX_UPLOAD_BYTES  # the largest file the content page accepts
     demo: DemoAccount | None = field(default_factory=demo_account)  # shown on the sign-in page
+    keys: PanelKeys = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.keys = PanelKeys(self.secret_key)
 
 
 @dataclass
@@ -160,9 +181,93 @@ def panel_of(request: Request) -> Panel:
     return panel
 
 
+def _trusted(
+    address: str, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]
+) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+def _forwarded(request: Request, name: str) -> list[str]:
+    """The comma-separated values of every `name` header, in order."""
+    return [v.strip() for line in request.headers.getlist(name) for v in line.split(",")]
+
+
 def address_of(request: Request) -> str:
-    """The peer address (the panel trusts no forwarding header it cannot verify)."""
-    return request.client.host if request.client else "unknown"
+    """The visitor's address: the peer's, or behind a trusted proxy the right-most address of
+    X-Forwarded-For that is not a trusted proxy (those left of it are the client's to forge)."""
+    peer = request.client.host if request.client else "unknown"
+    networks = panel_of(request).config.trusted_networks
+    if not _trusted(peer, networks):
+        return peer
+    for hop in reversed(_forwarded(request, "x-forwarded-for")):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return peer  # not an address our proxy wrote: believe none of it
+        if not _trusted(hop, networks):
+            return hop
+    return peer
+
+
+def scheme_of(request: Request) -> str:
+    """http or https, as the visitor sees it (X-Forwarded-Proto only from a trusted proxy)."""
+    peer = request.client.host if request.client else ""
+    if _trusted(peer, panel_of(request).config.trusted_networks):
+        sent = _forwarded(request, "x-forwarded-proto")
+        if sent and sent[-1].lower() in ("http", "https"):
+            return sent[-1].lower()
+    return request.url.scheme
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def is_secure(request: Request) -> bool:
+    """Whether cookies get Secure (and the __Host- prefix) and pages HSTS: the setting when
+    given; otherwise yes unless the panel is plain http on a loopback host (the demo, tests)."""
+    config = panel_of(request).config
+    if config.secure_cookies is not None:
+        return config.secure_cookies
+    if (config.panel_url or "").startswith("https://") or scheme_of(request) == "https":
+        return True
+    return not _loopback(request.url.hostname or "")
+
+
+def cookie_name(request: Request, name: str) -> str:
+    """A panel cookie's name for this request: prefixed with __Host- when Secure."""
+    return SECURE_PREFIX + name if is_secure(request) else name
+
+
+def base_url_of(request: Request) -> str:
+    """The panel's base URL for links sent to people (ends with /): the configured one, else
+    the request's own."""
+    configured = panel_of(request).config.panel_url
+    if configured:
+        return configured.rstrip("/") + "/"
+    return str(request.base_url)
+
+
+def security_headers(request: Request) -> dict[str, str]:
+    """Headers every panel response carries."""
+    headers = {
+        "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "same-origin",
+    }
+    if is_secure(request):
+        headers["Strict-Transport-Security"] = HSTS
+    return headers
 
 
 def actor_of(request: Request, viewer: Viewer) -> Actor:
@@ -215,15 +320,19 @@ async def _viewer(request: Request) -> Viewer:
         return cached
     panel = panel_of(request)
     session: Session | None = None
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if cookie:
         session = await load_session(
-            panel.pool, cookie, panel.config.clock(), panel.config.idle_timeout
+            panel.pool,
+            cookie,
+            panel.config.clock(),
+            panel.config.idle_timeout,
+            panel.config.session_lifetime,
         )
     workspace = await workspaces.load(panel.pool)
     language = (
         (session.user.language if session else None)
-        or request.cookies.get(LANG_COOKIE)
+        or request.cookies.get(cookie_name(request, LANG_COOKIE))
         or workspace.get("default_language")
         or "en"
     )
@@ -234,7 +343,7 @@ async def _viewer(request: Request) -> Viewer:
     if session is not None:
         csrf = session.csrf_token
     else:
-        csrf = request.cookies.get(PRE_COOKIE) or ""
+        csrf = request.cookies.get(cookie_name(request, PRE_COOKIE)) or ""
         if len(csrf) < 32:
             csrf = new_pre = secrets.token_urlsafe(32)
     viewer = Viewer(session, language, csrf, new_pre, workspace)
@@ -249,7 +358,9 @@ async def _check_csrf(request: Request, viewer: Viewer) -> None:
     if not sent:
         content_type = request.headers.get("content-type", "")
         if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
-            value = (await request.form()).get("csrf")
+            # Parsed once with bounds (the route reads the same form); too much is a 400.
+            bounds = MEMBER_FORM if viewer.session is not None else PUBLIC_FORM
+            value = (await request.form(**bounds)).get("csrf")
             sent = value if isinstance(value, str) else None
     if not sent or viewer.new_pre_token is not None or not same(sent, viewer.csrf):
         raise CsrfRefused
@@ -285,10 +396,20 @@ def require(permission: str) -> Callable[[Request], Awaitable[Viewer]]:
 
 
 def safe_next(target: str | None, default: str = "/") -> str:
-    """A local path to go back to; anything else (other sites, //host) goes to `default`."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return default
+    """A local path to go back to; anything else (other sites, //host, a scheme, control
+    characters that browsers strip to make //host) goes to `default`."""
+    if (
+        not target
+        or not target.startswith("/")
+        or target.startswith("//")
+        or "\\" in target
+        or CONTROL.search(target)
+    ):
+        return default
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return default
+    return target
 
 
 def redirect(request: Request, target: str) -> Response:
@@ -325,8 +446,6 @@ def render(
     html = panel.env.get_template(template).render(values)
     response = HTMLResponse(html, status_code=status)
     response.headers["Cache-Control"] = "no-store"
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Referrer-Policy"] = "same-origin"
     if viewer.new_pre_token is not None:
         set_cookie(request, response, PRE_COOKIE, viewer.new_pre_token, max_age=None)
     return response
@@ -335,16 +454,22 @@ def render(
 def set_cookie(
     request: Request, response: Response, name: str, value: str, max_age: int | None
 ) -> None:
-    """A panel cookie: HttpOnly, SameSite=Lax, Secure when the panel is served over https."""
-    panel = panel_of(request)
+    """A panel cookie: HttpOnly, SameSite=Lax; Secure with the __Host- prefix (`is_secure`)."""
     response.set_cookie(
-        name,
+        cookie_name(request, name),
         value,
         max_age=max_age,
         httponly=True,
         samesite="lax",
-        secure=panel.config.secure_cookies,
+        secure=is_secure(request),
         path="/",
+    )
+
+
+def clear_cookie(request: Request, response: Response, name: str) -> None:
+    """Remove a panel cookie (a __Host- one can only be removed with Secure set)."""
+    response.delete_cookie(
+        cookie_name(request, name), path="/", secure=is_secure(request), httponly=True
     )
 
 

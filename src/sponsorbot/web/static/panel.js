@@ -1,6 +1,11 @@
-// Sponsorbot panel: the two behaviours plain forms cannot give. Every form still works
-// without this file (the upload posts normally; the gate's number fields set the order).
+// Sponsorbot panel: the behaviours plain forms cannot give. Every form still works without
+// this file (the upload posts normally; the gate's number fields set the order).
+// The pages' Content-Security-Policy allows no inline script or style, so every handler and
+// every computed style is set here, from data attributes.
 "use strict";
+
+// htmx would add a <style> element for its indicators, which the policy refuses.
+if (window.htmx) window.htmx.config.includeIndicatorStyles = false;
 
 (function () {
   const csrf = () => JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"];
@@ -139,8 +144,39 @@
     body.addEventListener("pointercancel", drop);
   }
 
+  // -- small behaviours, delegated so content htmx swaps in gets them too ---------------------
+  document.addEventListener("click", (event) => {
+    const field = event.target.closest("input.copy");
+    if (field) field.select();
+    const copy = event.target.closest(".copy-button[data-link]");
+    if (copy) {
+      navigator.clipboard.writeText(copy.dataset.link).then(() => copy.classList.add("done"));
+    }
+    const button = event.target.closest("button[data-confirm]");
+    if (button && !window.confirm(button.dataset.confirm)) event.preventDefault();
+  });
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form.matches("form[data-confirm]") && !window.confirm(form.dataset.confirm)) {
+      event.preventDefault();
+    }
+  });
+  document.addEventListener("change", (event) => {
+    const select = event.target.closest("select[data-autosubmit]");
+    if (select) select.form.requestSubmit();
+  });
+
+  // Bar heights as a custom property: set through the CSSOM, which the policy allows.
+  function sizeBars(root) {
+    root.querySelectorAll("[data-h]").forEach((bar) => {
+      bar.style.setProperty("--h", `${Number(bar.dataset.h)}%`);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("form[data-upload]").forEach(bindUpload);
     document.querySelectorAll("tbody[data-sortable]").forEach(bindSortable);
+    sizeBars(document);
   });
+  document.addEventListener("htmx:afterSwap", (event) => sizeBars(event.target));
 })();
