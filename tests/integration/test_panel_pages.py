@@ -111,3 +111,34 @@ async def test_the_audit_log_filters_by_person_and_kind(panel: PanelApp) -> None
         assert "ghost@example.com" in failed.text and "Editor &lt;" not in failed.text
         everyone = await http.get("/audit?kind=signin")
         assert everyone.text.count("<tr>") == 4
+
+
+async def test_the_dashboard_offers_a_redrive_of_a_bot_s_dead_updates(panel: PanelApp) -> None:
+    """H3: dead updates were only counted; the dashboard now queues them again."""
+    await panel.pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES (77, 'dead_bot', '', 'xxxx', 'polling', 'p', '')"
+    )
+    await panel.pool.execute(
+        "INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload, status, handled_at)"
+        " VALUES (77, 1, 'message', 5, '{}', 'dead', now())"
+    )
+    analyst = await add_member(panel.pool, "analyst")
+    async with client(panel.app) as http:
+        await sign_in(http, analyst)
+        assert "/bots/77/redrive" not in (await http.get("/")).text
+    admin = await add_member(panel.pool, "admin")
+    async with client(panel.app) as http:
+        await sign_in(http, admin)
+        page = await http.get("/")
+        assert "/bots/77/redrive" in page.text
+        csrf = await csrf_of(http, "/")
+        done = await http.post("/bots/77/redrive", data={"csrf": csrf})
+        assert done.status_code == 303
+        assert "/bots/77/redrive" not in (await http.get("/")).text
+    status = await panel.pool.fetchval("SELECT status FROM inbox WHERE bot_id = 77")
+    assert status == "pending"
+    audit = await panel.pool.fetchval(
+        "SELECT after::text FROM audit_log WHERE kind = 'bot.redriven'"
+    )
+    assert '"updates": 1' in audit

@@ -16,6 +16,7 @@ from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.shop.service import ShopService
+from sponsorbot.features.stats.metrics import Metrics
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.visitors import Visitors
@@ -36,6 +37,7 @@ class Services:
     shop: ShopService
     report: Report
     visitors: Visitors
+    metrics: Metrics
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -52,6 +54,7 @@ class Services:
             features.get(ShopService),
             features.get(Report),
             features.get(Visitors),
+            features.get(Metrics),
         )
 
 

@@ -7,6 +7,7 @@ import asyncpg
 
 from sponsorbot.features.base import Feature, Job, Parts, Shared
 from sponsorbot.features.stats.events import PREPARE_EVERY_S, prepare_months
+from sponsorbot.features.stats.metrics import Metrics
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import drop_old, roll_up
@@ -25,6 +26,7 @@ def setup(shared: Shared) -> Parts:
     return Parts(
         services=[
             Statistics(shared.engine.pool),
+            Metrics(shared.engine.pool),
             Report(shared.engine.pool),
             Visitors(shared.engine.pool),
         ],

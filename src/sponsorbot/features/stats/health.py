@@ -1,4 +1,4 @@
-"""Per-bot health as text: Prometheus series for /metrics, a table for `sponsorbot status`."""
+"""Per-bot health: the series /metrics serves (metrics.py), a table for `sponsorbot status`."""
 
 from __future__ import annotations
 
@@ -13,27 +13,6 @@ METRICS: list[tuple[str, str, str]] = [
     ("sent_1m", "sponsorbot_sent_last_minute", "Calls sent in the current and last minute"),
     ("throttled_1m", "sponsorbot_429_last_minute", "429 answers in the current and last minute"),
 ]
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def prometheus_text(rows: list[dict[str, Any]]) -> str:
-    """The figures in Prometheus' text format, one series per bot."""
-    lines: list[str] = []
-    for key, name, help_text in METRICS:
-        lines.append(f"# HELP {name} {help_text}")
-        lines.append(f"# TYPE {name} gauge")
-        for r in rows:
-            labels = f'bot="{r["id"]}",username="{_label(r["username"])}"'
-            lines.append(f"{name}{{{labels}}} {float(r[key])}")
-    lines.append("# HELP sponsorbot_bot_active 1 when the bot is active, 0 when paused or refused")
-    lines.append("# TYPE sponsorbot_bot_active gauge")
-    for r in rows:
-        labels = f'bot="{r["id"]}",username="{_label(r["username"])}",status="{r["status"]}"'
-        lines.append(f"sponsorbot_bot_active{{{labels}}} {1.0 if r['status'] == 'active' else 0.0}")
-    return "\n".join(lines) + "\n"
 
 
 def status_table(rows: list[dict[str, Any]]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.features.stats.health import prometheus_text
+from sponsorbot.engine.sender import GAVE_UP
 
 STATUS = """
 SELECT b.id, b.username, b.mode, b.status, b.token_tail,
@@ -20,6 +20,8 @@ SELECT b.id, b.username, b.mode, b.status, b.token_tail,
        (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'processing') AS in_hand,
        (SELECT count(*) FROM inbox i WHERE i.bot_id = b.id AND i.status = 'dead') AS dead,
        (SELECT count(*) FROM outbox o WHERE o.bot_id = b.id AND o.status = 'pending') AS outbox,
+       (SELECT count(*) FROM outbox o
+         WHERE o.bot_id = b.id AND o.status = 'failed' AND o.error = $1) AS given_up,
        (SELECT coalesce(sum(s.sent), 0) FROM send_stats s
          WHERE s.bot_id = b.id AND s.minute >= date_trunc('minute', now()) - interval '1 minute')
          AS sent_1m,
@@ -36,9 +38,9 @@ FROM send_stats WHERE minute >= $1 GROUP BY bot_id
 """
 
 
-async def bot_status(pool: asyncpg.Pool) -> list[dict[str, Any]]:
+async def bot_status(pool: asyncpg.Pool | asyncpg.Connection) -> list[dict[str, Any]]:
     """One row of health figures per bot."""
-    return [dict(r) for r in await pool.fetch(STATUS)]
+    return [dict(r) for r in await pool.fetch(STATUS, GAVE_UP)]
 
 
 class Statistics:
@@ -50,10 +52,6 @@ class Statistics:
     async def health(self) -> list[dict[str, Any]]:
         """Per bot: queue depth, oldest waiting, in hand, dead, outbox, sends, 429s."""
         return await bot_status(self.pool)
-
-    async def prometheus(self) -> str:
-        """The health figures in Prometheus' text format."""
-        return prometheus_text(await bot_status(self.pool))
 
     async def recent_sends(self, since: datetime) -> dict[int, dict[str, Any]]:
         """Per bot: messages sent and 429s since `since` (the sender's per-minute counts)."""

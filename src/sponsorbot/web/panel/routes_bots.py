@@ -1,4 +1,4 @@
-"""The bots page: connect a bot by its token, pause, resume, remove."""
+"""The bots page: connect a bot by its token, pause, resume, re-drive, remove."""
 
 from __future__ import annotations
 
@@ -95,6 +95,22 @@ async def bot_pause(request: Request, bot_id: int, viewer: ManageBots) -> Respon
 async def bot_resume(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Serve a paused bot again."""
     return await _bot_action(request, viewer, bot_id, "resumed")
+
+
+@router.post("/bots/{bot_id}/redrive")
+async def bot_redrive(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Queue the bot's dead updates and given-up messages again (after an outage or a fix)."""
+    bots = services_of(request).bots
+    bot = await bots.get(bot_id)
+    done = await bots.redrive(bot_id)
+    await audit(
+        request,
+        viewer,
+        "bot.redriven",
+        f"@{bot['username']}",
+        after={"updates": done.updates, "messages": done.messages},
+    )
+    return redirect(request, "/")
 
 
 @router.get("/bots/{bot_id}/remove")
