@@ -17,7 +17,7 @@ from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.post import Post, build
-from sponsorbot.features.content.service import storage_mover, store_file
+from sponsorbot.features.content.service import upload_to_storage
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService
 from sponsorbot.telegram import BotApi, TelegramError
@@ -279,17 +279,7 @@ class BroadcastService(OwnerService):
         self, bot_id: int, kind: str, filename: str, data: bytes, content_type: str
     ) -> dict[str, str]:
         """Store a file in the bot's storage chat; returns its kind and file_id."""
-        token = await self.bots.token(bot_id)
-        storage = (await self.config.get(bot_id)).storage_chat_id
-        item = await store_file(
-            self.api.bot(token),
-            storage,
-            kind,
-            filename,
-            data,
-            content_type,
-            storage_mover(self.pool, self.config, bot_id),
-        )
+        item = await upload_to_storage(self, bot_id, kind, filename, data, content_type)
         return {"kind": item["kind"], "file_id": item["file_id"]}
 
     def wake_sender(self, bot_id: int) -> None:

@@ -158,6 +158,23 @@ def storage_mover(
     return moved
 
 
+async def upload_to_storage(
+    service: OwnerService, bot_id: int, kind: str, filename: str, data: bytes, content_type: str
+) -> dict[str, Any]:
+    """`store_file` in the bot's storage chat, as the bot, following a move to a supergroup."""
+    token = await service.bots.token(bot_id)
+    storage = (await service.config.get(bot_id)).storage_chat_id
+    return await store_file(
+        service.api.bot(token),
+        storage,
+        kind,
+        filename,
+        data,
+        content_type,
+        storage_mover(service.pool, service.config, bot_id),
+    )
+
+
 async def store_file(
     telegram: Bot,
     storage: int | None,
@@ -252,17 +269,7 @@ class ContentService(OwnerService):
         new: NewContent,
     ) -> dict[str, Any]:
         """Post the file to the bot's storage chat for a file_id, then store the item."""
-        token = await self.bots.token(bot_id)
-        storage = (await self.config.get(bot_id)).storage_chat_id
-        item = await store_file(
-            self.api.bot(token),
-            storage,
-            kind,
-            filename,
-            data,
-            content_type,
-            self.storage_moved(bot_id),
-        )
+        item = await upload_to_storage(self, bot_id, kind, filename, data, content_type)
         item.pop("caption", None)
         stored = NewContent(
             item["kind"], [item], new.created_by, new.caption, new.protect, new.auto_delete_s
@@ -298,10 +305,6 @@ class ContentService(OwnerService):
                 "messages",
                 code="storage_refused",
             )
-
-    def storage_moved(self, bot_id: int) -> Callable[[int, int], Awaitable[None]]:
-        """What keeps a bot's storage chat's new id when Telegram says the group moved."""
-        return storage_mover(self.pool, self.config, bot_id)
 
     async def get(self, bot_id: int, content_id: int) -> dict[str, Any]:
         """One content item of the bot."""
