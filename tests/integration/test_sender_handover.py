@@ -113,3 +113,31 @@ async def test_outcomes_a_stopped_sender_could_not_write_are_written_by_the_next
     assert ledger.ids() == []
     status = await pool.fetchval("SELECT status FROM outbox WHERE id = $1", sent_id)
     assert status == "sent"
+
+
+async def test_outcomes_of_a_sender_whose_lease_went_elsewhere_are_still_written(
+    pool: asyncpg.Pool,
+) -> None:
+    """M3: with no successor in this process (another worker took the lease), the manager
+    writes what its stopped sender sent, before the new holder's first second is over."""
+    from sponsorbot.engine.bots import BotService
+    from sponsorbot.engine.leases import Leases
+    from sponsorbot.engine.manager import BotManager
+    from sponsorbot.engine.token_box import TokenBox
+
+    await pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES (7, 'handover_bot', '', 'xxxx', 'webhook', 'p', '')"
+    )
+    sent_id = await pool.fetchval(
+        "INSERT INTO outbox (bot_id, chat_id, method, params) "
+        "VALUES (7, 5, 'sendMessage', '{}') RETURNING id"
+    )
+    api = BotApi("http://127.0.0.1:9")
+    service = BotService(pool, api, TokenBox(b"k" * 32), None)
+    manager = BotManager(pool, api, service, Leases(pool, "me"), Notifier())
+    manager.ledgers[7] = Ledger()
+    manager.ledgers[7].batch.outcomes.append(Outcome(sent_id, "sent", None, 99))
+    assert await manager._write_orphans() is False
+    assert manager.ledgers[7].ids() == []
+    assert await pool.fetchval("SELECT status FROM outbox WHERE id = $1", sent_id) == "sent"

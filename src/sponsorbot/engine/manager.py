@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
@@ -148,12 +149,30 @@ class BotManager:
             except Exception:
                 # Whatever it was, this loop keeps the senders, pollers and leases alive.
                 log.exception("refreshing the bots failed")
-            waiter = asyncio.create_task(self.notifier.wait(BOTS_CHANGED, 2.0))
+            left = await self._write_orphans()
+            waiter = asyncio.create_task(self.notifier.wait(BOTS_CHANGED, 0.5 if left else 2.0))
             stopper = asyncio.create_task(stop.wait())
             await asyncio.wait([waiter, stopper], return_when="FIRST_COMPLETED")
             waiter.cancel()
             stopper.cancel()
         await self.close()
+
+    async def _write_orphans(self) -> bool:
+        """Write the outcomes of senders that stopped without writing them and have no
+        successor here (the lease went elsewhere): recording needs no lease, and a new holder
+        sends nothing in its first second. True while some are still unwritten."""
+        left = False
+        for bot_id, ledger in self.ledgers.items():
+            if not ledger.batch.outcomes or bot_id in self.senders:
+                continue
+            batch = ledger.take()
+            try:
+                await outbox.record(self.pool, bot_id, batch)
+            except DB_ERRORS as exc:
+                log.warning("bot %s: outcomes still not written: %s", bot_id, exc)
+                ledger.put_back(batch)
+                left = True
+        return left
 
     async def close(self) -> None:
         """Stop every sender and poller; their leases are released on the way out."""

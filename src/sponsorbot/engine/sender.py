@@ -99,6 +99,18 @@ class Ledger:
         """The rows whose outcome waits to be written."""
         return [outcome.id for outcome in self.batch.outcomes]
 
+    def take(self) -> BatchRecord:
+        """Everything gathered, to be written; the ledger starts a new batch."""
+        batch, self.batch = self.batch, _empty()
+        return batch
+
+    def put_back(self, batch: BatchRecord) -> None:
+        """A batch that could not be written goes back in front of what came meanwhile."""
+        self.batch.outcomes[:0] = batch.outcomes
+        self.batch.refs[:0] = batch.refs
+        self.batch.blocked[:0] = batch.blocked
+        self.batch.throttled += batch.throttled
+
 
 class Sender(BotJob):
     """Sends one bot's queued calls while `lost` is unset."""
@@ -478,18 +490,14 @@ class Sender(BotJob):
 
     async def _flush(self) -> bool:
         """Write the outcomes gathered; False (they are kept) when the database refused."""
-        batch = self.ledger.batch
+        batch = self.ledger.take()
         if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
             return True
-        self.ledger.batch = _empty()
         try:
             await outbox.record(self.pool, self.bot.info.id, batch)
         except DB_ERRORS as exc:
             log.warning("bot %s: recording sends failed, will retry: %s", self.bot.info.id, exc)
-            self.ledger.batch.outcomes[:0] = batch.outcomes
-            self.ledger.batch.refs[:0] = batch.refs
-            self.ledger.batch.blocked[:0] = batch.blocked
-            self.ledger.batch.throttled += batch.throttled
+            self.ledger.put_back(batch)
             return False
         for outcome in batch.outcomes:
             self._in_hand.discard(outcome.id)
