@@ -162,6 +162,9 @@ async def test_an_old_finished_row_does_not_swallow_a_new_update_with_its_id(
     assert not await inbox.store_update(pool, bot_id, update | {"update_id": 6})
     rows = await pool.fetch("SELECT update_id, status FROM inbox ORDER BY update_id")
     assert [(r["update_id"], r["status"]) for r in rows] == [(5, "pending"), (6, "done")]
+    # The reused row queues behind the person's earlier updates (the claim goes by id).
+    ids = {r["update_id"]: r["id"] for r in await pool.fetch("SELECT id, update_id FROM inbox")}
+    assert ids[5] > ids[6]
 
 
 async def test_a_refused_webhook_stores_no_bot_and_a_refused_mode_change_keeps_the_old(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import asyncpg
 from pydantic import SecretStr
 from starlette.requests import Request
@@ -26,6 +28,9 @@ def test_metrics_go_to_this_machine_or_to_the_token_bearer() -> None:
     assert not may_scrape(request("127.0.0.1", x_forwarded_for="203.0.113.9"), None)
     assert may_scrape(request("203.0.113.9", authorization=f"Bearer {'m' * 32}"), token)
     assert not may_scrape(request("203.0.113.9", authorization="Bearer wrong"), token)
+    # A proxy that adds no header at all is known by its address.
+    proxies = (ipaddress.ip_network("127.0.0.1/32"),)
+    assert not may_scrape(request("127.0.0.1"), None, proxies)
 
 
 async def test_a_scrape_reads_a_snapshot_and_answer_times_are_a_histogram(

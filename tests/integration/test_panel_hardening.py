@@ -452,3 +452,20 @@ async def test_every_panel_response_carries_the_security_headers(panel: PanelApp
             assert answer.headers["X-Frame-Options"] == "DENY", path
         api = await http.get("/api/openapi.json")
         assert "Content-Security-Policy" not in api.headers
+
+
+async def test_a_burst_of_parallel_guesses_is_counted_one_by_one(panel: PanelApp) -> None:
+    """M4/M5: parallel attempts all read the failure count before any was written, so a burst
+    got every guess checked; now each waits for the one before and meets the limit."""
+    import asyncio
+
+    owner = await add_member(panel.pool, "owner")
+    async with client(panel.app) as http:
+        token = await csrf_of(http, "/signin")
+        data = {"csrf": token, "email": owner, "password": "not the password at all"}
+        answers = await asyncio.gather(*(http.post("/signin", data=data) for _ in range(20)))
+    statuses = sorted(a.status_code for a in answers)
+    limit = _config(panel).lockout.pair_limit
+    assert statuses.count(401) == limit and statuses.count(429) == 20 - limit
+    checked = await panel.pool.fetchval("SELECT count(*) FROM signin_failures")
+    assert checked == limit

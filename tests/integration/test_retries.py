@@ -168,3 +168,22 @@ async def test_the_owner_api_counts_and_redrives_dead_updates(
     async with owner_api(pool, db_dsn, tmp_path, role="editor") as api:
         refused = await api.http.post("/api/v1/redrive", json={})
         assert refused.status_code == 403
+
+
+async def test_a_redriven_broadcast_message_is_claimable_again(pool: asyncpg.Pool) -> None:
+    """H3: a background row that gave up keeps its claim mark; re-driven, it must lose it,
+    or no sender would ever claim it (and the next start would call it unknown)."""
+    from sponsorbot.engine.redrive import redrive
+    from sponsorbot.engine.sender import GAVE_UP
+    from tests.integration.test_janitor import BOT, add_bot
+
+    await add_bot(pool)
+    await pool.execute(
+        "INSERT INTO outbox (bot_id, chat_id, method, params, priority, status, error, taken_at,"
+        " sent_at) VALUES ($1, 5, 'sendMessage', '{}', 10, 'failed', $2, now(), now())",
+        BOT,
+        GAVE_UP,
+    )
+    assert (await redrive(pool, BOT)).messages == 1
+    row = await pool.fetchrow("SELECT status, taken_at FROM outbox WHERE bot_id = $1", BOT)
+    assert row["status"] == "pending" and row["taken_at"] is None

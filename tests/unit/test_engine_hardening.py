@@ -53,3 +53,17 @@ def test_new_comma_old_opens_both_and_seals_with_the_new(clean_env: Path) -> Non
         TokenBox(OLD).open(resealed)
     assert not TokenBox(NEW).rotating
     assert TokenBox(NEW).opens(resealed) and not TokenBox(OLD).opens(resealed)
+
+
+def test_a_handler_s_own_os_error_is_no_outage() -> None:
+    """H3: transient means the database or the network, not any OSError a handler raises
+    (which would be retried for a day instead of going dead)."""
+    import asyncpg
+
+    from sponsorbot.db.errors import is_transient
+
+    assert not is_transient(FileNotFoundError(2, "no such file"))
+    assert is_transient(ConnectionRefusedError(111, "refused"))
+    assert is_transient(OSError("Multiple exceptions: [Errno 111] Connect call failed"))
+    assert is_transient(asyncpg.exceptions.AdminShutdownError())
+    assert not is_transient(asyncpg.exceptions.UniqueViolationError())

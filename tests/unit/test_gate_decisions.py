@@ -247,3 +247,13 @@ def test_the_flood_limit_frees_up_as_the_window_moves_and_forgets_the_oldest() -
     assert limit.allow(1, 1)
     assert limit.allow(1, 2) and limit.allow(1, 3)  # keep=2: person 1 is forgotten
     assert limit.allow(1, 1) and limit.allow(1, 1)
+
+
+async def test_a_retried_update_is_not_refused_by_the_flood_limit_it_counted_once() -> None:
+    """L11: the first try counted the welcome, its commit failed; the retry still answers."""
+    visitor, telegram, reads = gate_of_two()
+    first = context(telegram, reads, USER)
+    await visitor.welcome(message(USER, "hi"), first)
+    retry = context(telegram, reads, USER, attempt=2)
+    await visitor.welcome(message(USER, "hi"), retry)
+    assert len(sent(retry, "sendMessage")) == 1

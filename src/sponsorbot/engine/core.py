@@ -55,7 +55,6 @@ class Engine:
         self.intake = Intake(pool, self.notifier)
         self.pauses = Pauses()
         self.leases = Leases(pool, new_owner(), settings.lease_s)
-        self.liveness = Liveness(dsn, self.leases.owner, self.notifier)
         self.manager = BotManager(
             pool,
             self.api,
@@ -71,6 +70,13 @@ class Engine:
             # Of the shutdown grace: half to finish the updates in hand, a fifth for the
             # senders' calls in flight and a fifth for their last write (the review, L15).
             stop_wait_s=settings.shutdown_grace_s * 0.2,
+        )
+        self.liveness = Liveness(
+            dsn,
+            self.leases.owner,
+            self.notifier,
+            on_down=self.manager.suspend,
+            on_up=self.manager.resume,
         )
         self.worker = Worker(
             pool,

@@ -16,10 +16,11 @@ from sponsorbot.engine.updates import Classified, classify
 # Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
 # undelivered update 24 hours). A finished row two days old with the same id is another update
 # (ids restart at random after a week without updates, the review's M9; dead rows are kept
-# for a month): the new one takes its place instead of being dropped as a duplicate.
+# for a month): the new one takes its place instead of being dropped as a duplicate, with a
+# new id, so that it queues behind whatever that person sent before it.
 _REUSE = """
 ON CONFLICT (bot_id, update_id) DO UPDATE
-SET kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
+SET id = DEFAULT, kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
     status = 'pending', attempts = 0, failures = 0, next_attempt_at = now(),
     locked_until = NULL, received_at = clock_timestamp(), handled_at = NULL, error = NULL,
     retry_since = NULL, claimed_by = NULL

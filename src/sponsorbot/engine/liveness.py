@@ -9,7 +9,9 @@ the manager takes their bots over at once), and gives their updates in hand back
 
 A restart of PostgreSQL drops every lock at once; a live worker takes its lock again as soon
 as it reconnects and keeps `seen_at` fresh, and a worker only reaps others once its own lock
-has been held for a while, so nobody is taken for dead in the seconds after a restart.
+has been held for a while, so nobody is taken for dead in the seconds after a restart. A
+worker that notices its own lock is gone stops its senders at once (a second at most, before
+the others may reap it after `grace_s`), so a bot taken over is never sent for by two.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Callable
 
 import asyncpg
 
@@ -75,10 +78,16 @@ class Liveness:
         notifier: Notifier,
         *,
         every_s: float = 1.0,
-        grace_s: float = 2.0,
+        grace_s: float = 3.0,
         settle_s: float = 5.0,
+        on_down: Callable[[], None] = lambda: None,
+        on_up: Callable[[], None] = lambda: None,
     ) -> None:
         self.dsn = dsn
+        # Told when our lock is lost and when it is held again: in between, another worker
+        # may take this one's bots, so it must not send (manager.suspend and resume).
+        self.on_down = on_down
+        self.on_up = on_up
         self.owner = owner
         self.notifier = notifier
         self.every_s = every_s
@@ -99,6 +108,7 @@ class Liveness:
                 except DB_ERRORS as exc:
                     log.warning("worker liveness: %s; reconnecting", exc)
                     await self._drop()
+                    self.on_down()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.every_s)
         finally:
@@ -140,6 +150,7 @@ class Liveness:
             raise
         self._conn = conn
         self._held_since = time.monotonic()
+        self.on_up()
         return conn
 
     async def _drop(self) -> None:

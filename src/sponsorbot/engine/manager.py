@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
-from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
@@ -73,6 +72,11 @@ class BotManager:
         self.ledgers: dict[int, Ledger] = {}
         self.pauses = pauses or Pauses()
         self.stop_wait_s = stop_wait_s
+        # Cleared while this worker cannot prove to the others that it is alive (its liveness
+        # lock is gone): they may take its bots any moment, so it holds no lease meanwhile.
+        self.alive = asyncio.Event()
+        self.alive.set()
+        self._lost: dict[str, asyncio.Event] = {}
         # Each worker takes at most its share of bots, so senders spread over the workers.
         self.share = 1_000_000
         self._key_checked = False
@@ -159,19 +163,13 @@ class BotManager:
 
     async def _write_orphans(self) -> bool:
         """Write the outcomes of senders that stopped without writing them and have no
-        successor here (the lease went elsewhere): recording needs no lease, and a new holder
-        sends nothing in its first second. True while some are still unwritten."""
+        successor here (the lease went elsewhere): recording needs no lease. Run the moment a
+        sender stops, then every half second while some remain (a new holder elsewhere sends
+        nothing in its first second). True while some are still unwritten."""
         left = False
-        for bot_id, ledger in self.ledgers.items():
-            if not ledger.batch.outcomes or bot_id in self.senders:
-                continue
-            batch = ledger.take()
-            try:
-                await outbox.record(self.pool, bot_id, batch)
-            except DB_ERRORS as exc:
-                log.warning("bot %s: outcomes still not written: %s", bot_id, exc)
-                ledger.put_back(batch)
-                left = True
+        for bot_id, ledger in list(self.ledgers.items()):
+            if ledger.batch.outcomes and bot_id not in self.senders:
+                left = await ledger.write(self.pool, bot_id) is None or left
         return left
 
     async def close(self) -> None:
@@ -190,9 +188,23 @@ class BotManager:
         self.bots.pop(bot_id, None)
         self.claimable.pop(bot_id, None)
 
+    def suspend(self) -> None:
+        """The liveness lock is lost: stop every sender and poller until it is back, so no
+        message goes out twice once another worker takes the bots over."""
+        if self.alive.is_set():
+            log.warning("liveness lost: this worker stops sending until it is back")
+        self.alive.clear()
+        for lost in self._lost.values():
+            lost.set()
+
+    def resume(self) -> None:
+        """The liveness lock is held again: leases may be taken (or taken back)."""
+        self.alive.set()
+
     async def _hold(self, kind: str, bot: ActiveBot) -> None:
         name = f"{kind}:{bot.info.id}"
         while True:
+            await self.alive.wait()
             if self._held(kind) >= self.share:
                 await asyncio.sleep(self.retry_lease_s)
                 continue
@@ -205,12 +217,14 @@ class BotManager:
                 await asyncio.sleep(self.retry_lease_s)
                 continue
             lost = asyncio.Event()
+            self._lost[name] = lost
             self.holding.add((kind, bot.info.id))
             try:
                 async with self.leases.kept(name, lost):
                     await self._run_one(kind, bot, name, lost)
             finally:
                 self.holding.discard((kind, bot.info.id))
+                self._lost.pop(name, None)
             if bot.info.id not in self.bots:
                 return
 
@@ -245,14 +259,20 @@ class BotManager:
             if not task.done():
                 if kind == "send":
                     lost.set()
+                    # Longer than the sender's own stop: its calls in flight, its background
+                    # sends and its last write each have their share of the grace.
                     try:
-                        await asyncio.wait_for(asyncio.shield(task), timeout=5)
+                        await asyncio.wait_for(
+                            asyncio.shield(task), timeout=3 * self.stop_wait_s + 3
+                        )
                     except TimeoutError:
                         task.cancel()
                 else:
                     task.cancel()
             if sender is not None and self.senders.get(bot.info.id) is sender:
                 del self.senders[bot.info.id]
+                # The lease may be going to another worker: what was sent is written now.
+                await self._write_orphans()
             with contextlib.suppress(asyncio.CancelledError):
                 exc = await asyncio.gather(task, return_exceptions=True)
                 if exc and isinstance(exc[0], Exception):

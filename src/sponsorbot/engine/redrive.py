@@ -32,7 +32,8 @@ SELECT bot_id, count(*) AS n FROM u GROUP BY bot_id
 """
 _MESSAGES = """
 WITH u AS (
-    UPDATE outbox SET status = 'pending', sent_at = NULL, error = NULL
+    -- A broadcast row was claimed (taken_at) before it gave up: unclaimed, it is sent again.
+    UPDATE outbox SET status = 'pending', sent_at = NULL, error = NULL, taken_at = NULL
     WHERE status = 'failed' AND error = $3 AND ($1::bigint IS NULL OR bot_id = $1)
       AND ($2::timestamptz IS NULL OR created_at >= $2)
     RETURNING bot_id

@@ -20,6 +20,8 @@ import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
+import asyncpg
+
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BotJob, BotLink
@@ -94,15 +96,22 @@ class Ledger:
     """
 
     batch: BatchRecord = field(default_factory=_empty)
+    writing: list[int] = field(default_factory=list)  # the rows of a batch being written
 
     def ids(self) -> list[int]:
-        """The rows whose outcome waits to be written."""
-        return [outcome.id for outcome in self.batch.outcomes]
+        """The rows whose outcome waits to be written (or is being written now)."""
+        return [outcome.id for outcome in self.batch.outcomes] + self.writing
 
     def take(self) -> BatchRecord:
-        """Everything gathered, to be written; the ledger starts a new batch."""
+        """Everything gathered, to be written; the ledger starts a new batch. Then exactly
+        one of `written` and `put_back`."""
         batch, self.batch = self.batch, _empty()
+        self.writing = [outcome.id for outcome in batch.outcomes]
         return batch
+
+    def written(self) -> None:
+        """The batch taken last is in the database."""
+        self.writing = []
 
     def put_back(self, batch: BatchRecord) -> None:
         """A batch that could not be written goes back in front of what came meanwhile."""
@@ -110,6 +119,25 @@ class Ledger:
         self.batch.refs[:0] = batch.refs
         self.batch.blocked[:0] = batch.blocked
         self.batch.throttled += batch.throttled
+        self.writing = []
+
+    async def write(self, pool: asyncpg.Pool, bot_id: int) -> BatchRecord | None:
+        """Write everything gathered; the batch written, or None when the database refused
+        (it is kept). A cancelled write keeps it too: a stop must not lose what was sent."""
+        batch = self.take()
+        if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
+            self.written()
+            return batch
+        try:
+            await outbox.record(pool, bot_id, batch)
+        except BaseException as exc:
+            self.put_back(batch)
+            if isinstance(exc, DB_ERRORS):
+                log.warning("bot %s: recording sends failed, will retry: %s", bot_id, exc)
+                return None
+            raise
+        self.written()
+        return batch
 
 
 class Sender(BotJob):
@@ -490,14 +518,8 @@ class Sender(BotJob):
 
     async def _flush(self) -> bool:
         """Write the outcomes gathered; False (they are kept) when the database refused."""
-        batch = self.ledger.take()
-        if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
-            return True
-        try:
-            await outbox.record(self.pool, self.bot.info.id, batch)
-        except DB_ERRORS as exc:
-            log.warning("bot %s: recording sends failed, will retry: %s", self.bot.info.id, exc)
-            self.ledger.put_back(batch)
+        batch = await self.ledger.write(self.pool, self.bot.info.id)
+        if batch is None:
             return False
         for outcome in batch.outcomes:
             self._in_hand.discard(outcome.id)

@@ -22,14 +22,18 @@ from sponsorbot.web.limits import BodyLimit, Limits
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.webhooks import WebhookIntake
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 # Headers a reverse proxy adds: a request carrying one came from elsewhere, even if the proxy
 # that passed it on runs on this machine.
 _FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
 
 
-def may_scrape(request: Request, token: SecretStr | None) -> bool:
+def may_scrape(
+    request: Request, token: SecretStr | None, proxies: tuple[IPNetwork, ...] = ()
+) -> bool:
     """/metrics names bots and their traffic (the security review, L1): it is served to a
-    request straight from this machine, or one bearing the metrics token."""
+    request straight from this machine, or one bearing the metrics token. A request from a
+    trusted reverse proxy comes from elsewhere, whatever headers it carries."""
     given = request.headers.get("authorization", "")
     if token is not None and hmac.compare_digest(
         given.encode(), f"Bearer {token.get_secret_value()}".encode()
@@ -37,10 +41,13 @@ def may_scrape(request: Request, token: SecretStr | None) -> bool:
         return True
     host = request.client.host if request.client else ""
     try:
-        local = ipaddress.ip_address(host).is_loopback
+        peer = ipaddress.ip_address(host)
     except ValueError:
-        local = False
-    return local and not any(h in request.headers for h in _FORWARDED)
+        return False
+    proxied = any(peer in network for network in proxies) or any(
+        h in request.headers for h in _FORWARDED
+    )
+    return peer.is_loopback and not proxied
 
 
 def create_app(
@@ -89,7 +96,7 @@ def create_app(
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:
-        if not may_scrape(request, settings.metrics_token):
+        if not may_scrape(request, settings.metrics_token, settings.trusted_networks):
             return PlainTextResponse(
                 "metrics are served to this machine, or with SPONSORBOT_METRICS_TOKEN as a "
                 "bearer token",

@@ -121,7 +121,8 @@ class Visitor:
         """Anything no feature took (no code, a word, a sticker): the welcome text."""
         turn = await self._turn(message["from"], ctx)
         seen(ctx.uow, turn.user)
-        if not self.welcomes.allow(ctx.bot.id, turn.user_id):
+        # A retry (the first try's commit failed) was counted already.
+        if ctx.attempt == 1 and not self.welcomes.allow(ctx.bot.id, turn.user_id):
             return
         markup = None
         if turn.config.shop_enabled:
@@ -137,7 +138,7 @@ class Visitor:
             return
         turn = await self._turn(message["from"], ctx)
         user_id, events = turn.user_id, turn.events
-        if not self.starts.allow(ctx.bot.id, user_id):
+        if ctx.attempt == 1 and not self.starts.allow(ctx.bot.id, user_id):
             seen(ctx.uow, turn.user)
             return
         code = payload if CODE_SHAPE.match(payload) else None

@@ -4,6 +4,8 @@ reset links, language."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -184,13 +186,45 @@ async def signin_page(request: Request, viewer: Public) -> Response:
     return _signin_form(request, viewer, {"values": {}, "error": None, "needs_setup": needs_setup})
 
 
+class _OneAtATime:
+    """Attempts on one account are checked one after another in this process: each must see
+    the failures of those before it, or a burst of parallel guesses would all be checked
+    against the same count (a review of the hardening found that)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Wait for the key's earlier attempts, then hold it."""
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+ATTEMPTS = _OneAtATime()
+
+
 @router.post("/signin")
 async def signin_submit(request: Request, viewer: Public) -> Response:
     """Check the password, slowing down per account, pair and address and refusing a pair or
     an address after too many failures (nothing depends on whether the e-mail has an account)."""
+    values = await _form(request)
+    async with ATTEMPTS.hold("password:" + values.get("email", "").strip().lower()):
+        return await _password_step(request, viewer, values)
+
+
+async def _password_step(request: Request, viewer: Viewer, values: dict[str, str]) -> Response:
     panel = panel_of(request)
     policy = panel.config.lockout
-    values = await _form(request)
     email, password = values.get("email", ""), values.get("password", "")
     address = address_of(request)
     now = panel.config.clock()
@@ -269,11 +303,16 @@ async def two_step_submit(request: Request, viewer: Public) -> Response:
     Wrong codes have their own count per account, which a correct password does not reset:
     past the limit the password is asked again, and codes wait until the window has passed.
     """
-    panel = panel_of(request)
-    policy = panel.config.lockout
     if viewer.session is None or viewer.session.state != "two_step":
         return redirect(request, "/signin")
-    user = viewer.session.user
+    code = (await _form(request)).get("code", "")
+    async with ATTEMPTS.hold(f"code:{viewer.session.user.id}"):
+        return await _code_step(request, viewer, viewer.session.user, code)
+
+
+async def _code_step(request: Request, viewer: Viewer, user: User, code: str) -> Response:
+    panel = panel_of(request)
+    policy = panel.config.lockout
     now = panel.config.clock()
     address = address_of(request)
     who = Actor(user.id, f"{user.name} <{user.email}>", address)
@@ -281,7 +320,7 @@ async def two_step_submit(request: Request, viewer: Public) -> Response:
     await _slow_down(panel, seen.two_step)
     if seen.two_step >= policy.two_step_limit:
         return await _back_to_password(request, who, user.email)
-    kind = await second_factor(panel, user, (await _form(request)).get("code", ""))
+    kind = await second_factor(panel, user, code)
     if kind is None:
         await accounts.add_failure(panel.pool, user.email, address, now, policy, "two_step")
         await record_coalesced(panel.pool, now, who, "signin.two_step_failed", user.email)
