@@ -51,6 +51,12 @@ def _check_http_url(value: str, name: str) -> str:
     return value.rstrip("/")
 
 
+def installation_keys(secret: bytes) -> list[bytes]:
+    """The keys in SPONSORBOT_SECRET_KEY, newest first: one, or a rotation's "new,old"."""
+    # Not stripped: a key is used exactly as it was given, as before rotation existed.
+    return [key for key in secret.split(b",") if key] or [secret]
+
+
 def _split(value: str) -> list[str]:
     return [part.strip() for part in value.replace(" ", ",").split(",") if part.strip()]
 
@@ -194,8 +200,8 @@ class Settings(BaseSettings):
     def _secret_key(cls, value: SecretStr | None) -> SecretStr | None:
         # Each key of a rotation list ("new,old") is checked; the value is never echoed.
         if value is not None:
-            for key in value.get_secret_value().split(","):
-                if len(key.encode()) < 32:
+            for key in installation_keys(value.get_secret_value().encode()):
+                if len(key) < 32:
                     raise ValueError(
                         "each key must be at least 32 bytes; make one with"
                         " python -c 'import secrets; print(secrets.token_urlsafe(48))'"

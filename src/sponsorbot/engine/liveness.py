@@ -97,7 +97,6 @@ class Liveness:
         self.key = secrets.randbelow(2**31 - 1) + 1
         self._conn: asyncpg.Connection | None = None
         self._held_since: float | None = None
-        self.reaped = 0
 
     async def run(self, stop: asyncio.Event) -> None:
         """Hold the lock and look for dead workers until `stop`; then leave."""
@@ -124,7 +123,6 @@ class Liveness:
             return
         row = await conn.fetchrow(REAP, NAMESPACE, self.grace_s)
         if row["owners"]:
-            self.reaped += len(row["owners"])
             log.warning(
                 "workers %s are gone: took back %d updates and %d leases",
                 ", ".join(row["owners"]),

@@ -79,7 +79,6 @@ class BotManager:
         self._lost: dict[str, asyncio.Event] = {}
         # Each worker takes at most its share of bots, so senders spread over the workers.
         self.share = 1_000_000
-        self._key_checked = False
 
     def offer(self, bot_id: int, rows: list[OutboxRow], before: list[int]) -> bool:
         """Hand freshly committed outbox rows to this process's sender of the bot, if any."""
@@ -97,13 +96,7 @@ class BotManager:
         return self.claimable
 
     async def refresh(self) -> None:
-        """Reload active bots; start and stop senders and pollers to match.
-
-        The first call checks the installation key against the database (KeyMismatch).
-        """
-        if not self._key_checked:
-            await self.service.check_key()
-            self._key_checked = True
+        """Reload active bots; start and stop senders and pollers to match."""
         bots = {b.info.id: b for b in await self.service.active()}
         self.bots = bots
         await self.leases.acquire(f"worker:{self.leases.owner}")

@@ -24,10 +24,6 @@ class Pauses:
         if until > self._until.get(bot_id, 0.0):
             self._until[bot_id] = until
 
-    def remaining(self, bot_id: int) -> float:
-        """Seconds until the bot may call Telegram again (0 when it may now)."""
-        return max(0.0, self._until.get(bot_id, 0.0) - self._clock())
-
     def allowed(self, bot_ids: Iterable[int]) -> list[int]:
         """The bots of `bot_ids` that are not paused now."""
         now = self._clock()

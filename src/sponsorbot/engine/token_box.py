@@ -13,6 +13,8 @@ import re
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
+from sponsorbot.config import installation_keys
+
 TOKEN_SHAPE = re.compile(r"^([1-9]\d{2,17}):[A-Za-z0-9_-]{35}$")
 
 
@@ -37,10 +39,9 @@ class TokenBox:
     """Encrypts with the installation key and decrypts with it or an older one."""
 
     def __init__(self, secret: bytes) -> None:
-        # Not stripped: a key is used exactly as it was given, as before rotation existed.
-        keys = [k for k in secret.split(b",") if k]
+        keys = installation_keys(secret)
         self.rotating = len(keys) > 1
-        self._fernet = MultiFernet([Fernet(_derived(k)) for k in keys or [secret]])
+        self._fernet = MultiFernet([Fernet(_derived(k)) for k in keys])
 
     def seal(self, token: str) -> bytes:
         """The token, encrypted with the newest key."""

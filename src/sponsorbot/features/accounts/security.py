@@ -17,6 +17,8 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from sponsorbot.config import installation_keys
+
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 # Verifying against this when the e-mail is unknown costs the same time as a real check,
 # so response time does not tell which addresses have accounts.
@@ -160,8 +162,8 @@ class PanelKeys:
         self._recovery: list[bytes] = []
         # A rotation lists the keys newest first ("new,old"): seal with the newest, open
         # with any, and re-seal what an older key sealed at its next use.
-        masters = [k for k in (master or b"").split(b",") if k]
-        if masters:
+        if master:
+            masters = installation_keys(master)
             fernets = [
                 Fernet(base64.urlsafe_b64encode(derive_key(m, "panel-totp"))) for m in masters
             ]
