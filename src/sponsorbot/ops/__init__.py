@@ -1,0 +1,1 @@
+"""Running the product on a server: backups, restores and the doctor's checks."""
