@@ -101,6 +101,50 @@ def migrate() -> None:
 
 
 @app.command()
+def backup(
+    path: Annotated[Path, typer.Argument(help="The file to write (a tar archive; replaced).")],
+) -> None:
+    """Write a consistent copy of the database and a manifest into one file (mode 0600)."""
+    from sponsorbot.ops.backup import make_backup
+    from sponsorbot.ops.backup_archive import BackupError
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+
+    async def _main() -> None:
+        await make_backup(settings, path, typer.echo)
+
+    try:
+        run_async(_main())
+    except BackupError as exc:
+        raise _fail(str(exc), 1) from None
+
+
+@app.command()
+def restore(
+    path: Annotated[Path, typer.Argument(help="A file written by `sponsorbot backup`.")],
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace a database that already holds bots or users."),
+    ] = False,
+) -> None:
+    """Put a backup into the database (stop the api and the workers first), then migrate it."""
+    from sponsorbot.ops.backup_archive import BackupError
+    from sponsorbot.ops.backup_restore import restore as restore_backup
+    from sponsorbot.runtime import run_async
+
+    settings = _settings()
+
+    async def _main() -> None:
+        await restore_backup(settings, path, force, typer.echo)
+
+    try:
+        run_async(_main())
+    except BackupError as exc:
+        raise _fail(str(exc), 1) from None
+
+
+@app.command()
 def simulator(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,

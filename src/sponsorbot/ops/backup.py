@@ -1,0 +1,145 @@
+"""`sponsorbot backup PATH`: a consistent dump of the database, with a manifest, in one file.
+
+pg_dump reads the whole database in one snapshot, so a backup taken while the api and the
+workers run is consistent. The secret key that seals the bot tokens is deliberately not in it:
+whoever holds the backup must not hold the tokens too. The command says where the key is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+
+from sponsorbot import __version__
+from sponsorbot.config import Settings
+from sponsorbot.db.database import Database
+from sponsorbot.ops.backup_archive import BackupError, Manifest, sha256_of, write_archive
+from sponsorbot.ops.backup_tools import libpq_target, major_of, pick, run_tool
+
+FACTS = """
+SELECT current_database() AS database,
+       current_setting('server_version') AS server_version,
+       to_regclass('schema_migrations') IS NOT NULL AS migrated
+"""
+LEVEL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the manifest records of the database dumped."""
+
+    database: str
+    server_version: str  # "18.6"
+    migration: int
+
+    @property
+    def server_major(self) -> int:
+        """The server's PostgreSQL major version."""
+        return major_of(self.server_version)
+
+
+@contextlib.asynccontextmanager
+async def database(settings: Settings, role: str) -> AsyncIterator[Database]:
+    """The configured database (the embedded server started if need be), not migrated:
+    an unreachable one is a BackupError."""
+    try:
+        db = await Database.open(settings, role)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise BackupError(f"cannot reach the database: {exc}") from None
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+async def facts(db: Database) -> Facts:
+    """The database's name, its server's version and its migration level (0: none)."""
+    async with db.pool.acquire() as conn:
+        row = await conn.fetchrow(FACTS)
+        level = int(await conn.fetchval(LEVEL)) if row["migrated"] else 0
+    return Facts(row["database"], str(row["server_version"]).split()[0], level)
+
+
+def key_whereabouts(settings: Settings) -> str:
+    """Where this installation's secret key is, in words."""
+    if settings.secret_key is not None:
+        return "SPONSORBOT_SECRET_KEY (set in the environment or .env)"
+    path = settings.data_dir / "secret.key"
+    if path.exists():
+        return f"the file {path}"
+    return f"not made yet (it would be the file {path}, or SPONSORBOT_SECRET_KEY)"
+
+
+def _target(path: Path) -> Path:
+    target = path.expanduser().absolute()
+    if target.is_dir():
+        raise BackupError(f"{path} is a directory: name the file to write, such as {path}/x.tar")
+    if not target.parent.is_dir():
+        raise BackupError(f"the directory {target.parent} does not exist")
+    return target
+
+
+def _size(count: int) -> str:
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / 1024 / 1024:.1f} MiB"
+
+
+async def make_backup(settings: Settings, path: Path, say: Say) -> Manifest:
+    """Dump the database into the archive at `path` and say where the secret key is."""
+    target = _target(path)
+    try:
+        # Beside the target, not in /tmp: the dump is as big as the database, and the same
+        # file system makes nothing copy twice.
+        work = Path(tempfile.mkdtemp(prefix=".sponsorbot-backup-", dir=target.parent))
+    except OSError as exc:
+        raise BackupError(f"cannot write in {target.parent}: {exc.strerror or exc}") from None
+    try:
+        async with database(settings, "backup") as db:
+            known = await facts(db)
+            if known.migration == 0:
+                raise BackupError(
+                    "the database holds no Sponsorbot data (no migration was ever applied): "
+                    "nothing to back up"
+                )
+            tool = pick("pg_dump", known.server_major, known.server_major)
+            uri, env = libpq_target(db.dsn)
+            dump = work / "database.dump"
+            await run_tool(
+                tool, ["--format=custom", "--no-password", f"--file={dump}", f"--dbname={uri}"], env
+            )
+        manifest = Manifest(
+            product_version=__version__,
+            migration=known.migration,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            server_version=known.server_version,
+            database=known.database,
+            pg_dump_version=tool.version,
+            dump_sha256=sha256_of(dump),
+            dump_bytes=dump.stat().st_size,
+        )
+        try:
+            write_archive(target, manifest, dump)
+        except OSError as exc:
+            raise BackupError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    say(
+        f"backup written to {target} ({_size(target.stat().st_size)}): Sponsorbot "
+        f"{manifest.product_version}, migration {manifest.migration}, PostgreSQL "
+        f"{manifest.server_version}, database {manifest.database}"
+    )
+    say(
+        "the secret key is not in the backup, and the bot tokens cannot be read back without "
+        f"it: it is {key_whereabouts(settings)}; keep a copy of it apart from the backup"
+    )
+    return manifest

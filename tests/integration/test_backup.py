@@ -1,0 +1,356 @@
+"""`sponsorbot backup` and `sponsorbot restore` on real PostgreSQL.
+
+A populated installation (two bots on the simulator, their content, a campaign, a visitor at
+the gate, an owner, a day of statistics rolled up) is backed up through the CLI and restored
+into a fresh data dir (the embedded server): every table holds the same rows, and `sponsorbot
+run` starts on it and serves the bots and the campaign. Refusals: a backup of a newer schema,
+an occupied database without --force, files that are not our backups.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import asyncpg
+import pytest
+
+from sponsorbot.db.embedded import EmbeddedPostgres, dsn_for
+from sponsorbot.db.migrate import load_migrations, migrate
+from sponsorbot.demo.setup import api_token, ensure_owner
+from sponsorbot.engine.bots import WRITE_KEY_CHECK
+from sponsorbot.engine.token_box import TokenBox
+from sponsorbot.features.stats.rollup import roll_up
+from sponsorbot.ops.backup import make_backup
+from sponsorbot.ops.backup_archive import DUMP, MANIFEST, BackupError, Manifest, write_archive
+from sponsorbot.ops.backup_restore import restore
+from sponsorbot.ops.backup_tools import libpq_target
+from tests.debian_pg import DebianPostgres, debian_bin
+from tests.integration.campaignkit import network
+from tests.kit import SECRET, make_settings
+from tests.processes import clean_environ, free_port, start, wait_healthy
+
+pytestmark = pytest.mark.slow
+
+NEWEST = max(m.version for m in load_migrations())
+OTHER_SECRET = "another-installation-key-that-is-long-enough-0987654321"
+
+# Every table's rows (the partitioned events through their parent), as a count and a digest;
+# the function lives in the session's own temporary schema, so it changes nothing compared.
+ROWS_OF = """
+CREATE FUNCTION pg_temp.rows_of(name) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE result text;
+BEGIN
+    EXECUTE format('SELECT count(*) || '':'' || md5(coalesce(string_agg(t::text, E''\\n''
+                    ORDER BY t::text), '''')) FROM public.%I t', $1) INTO result;
+    RETURN result;
+END $$
+"""
+FINGERPRINT = """
+SELECT c.relname, pg_temp.rows_of(c.relname) AS rows
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+"""
+SEQUENCES = "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'"
+RELATIONS = """
+SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public'
+"""
+# A day and a half ago, hour by hour: what the roll-up folds into the statistics tables.
+HISTORY = """
+INSERT INTO events (bot_id, at, kind, user_id)
+SELECT b.id, date_trunc('hour', now()) - interval '36 hours' + i * interval '37 minutes',
+       'started', 5000 + i
+FROM bots b, generate_series(1, 30) i
+"""
+COUNTS = """
+SELECT (SELECT count(*) FROM bots) AS bots, (SELECT count(*) FROM contents) AS contents,
+       (SELECT count(*) FROM campaigns) AS campaigns, (SELECT count(*) FROM users) AS users,
+       (SELECT count(*) FROM stats_hourly) AS hourly, (SELECT count(*) FROM events) AS events,
+       (SELECT count(*) FROM people) AS people
+"""
+A_BOT = """
+INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
+VALUES ($1, $2, $3, 'xxxx', 'polling', $2, '')
+"""
+A_USER = "INSERT INTO users (email, name, role, password_hash) VALUES ($1, $1, 'owner', 'x')"
+
+
+async def fingerprint(dsn: str) -> dict[str, Any]:
+    """Every row of every table, the sequences and the relations of the database."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(ROWS_OF)
+        rows = {r["relname"]: r["rows"] for r in await conn.fetch(FINGERPRINT)}
+        sequences = {r["sequencename"]: r["last_value"] for r in await conn.fetch(SEQUENCES)}
+        relations = sorted((r["relname"], r["relkind"]) for r in await conn.fetch(RELATIONS))
+    finally:
+        await conn.close()
+    return {"rows": rows, "sequences": sequences, "relations": relations}
+
+
+async def counts(dsn: str) -> dict[str, int]:
+    """How many bots, contents, campaigns, users and statistics rows there are."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        return dict(await conn.fetchrow(COUNTS))
+    finally:
+        await conn.close()
+
+
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m sponsorbot ARGS` with only the settings given."""
+    return subprocess.run(
+        [sys.executable, "-m", "sponsorbot", *args],
+        env=clean_environ(SPONSORBOT_LOG_LEVEL="WARNING", **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def refused(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refusal prints (exit code 1, no traceback)."""
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("sponsorbot: ")
+    return lines[0]
+
+
+def get(url: str, token: str) -> Any:
+    """GET an owner API page (of the product on loopback)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})  # noqa: S310
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return json.load(response)
+
+
+async def populate(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> str:
+    """Bots, content, a campaign, a visitor, an owner and statistics; returns an API token."""
+    async with network(pool, dsn, tmp_path) as net:
+        await net.campaign()
+        await net.gate(await net.visitor())
+    await ensure_owner(pool)
+    _, token = await api_token(pool)
+    await pool.execute("SELECT sponsorbot_events_month(now() - interval '36 hours')")
+    await pool.execute(HISTORY)
+    await roll_up(pool)
+    return token
+
+
+async def test_backup_then_restore_into_a_fresh_data_dir_and_run_on_it(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    token = await populate(pool, db_dsn, tmp_path)
+    before = await counts(db_dsn)
+    assert before["bots"] == 2 and before["contents"] == 2 and before["campaigns"] == 1
+    assert before["users"] == 1 and before["people"] >= 1 and before["hourly"] > 0
+    source = await fingerprint(db_dsn)
+
+    archive = tmp_path / "backups" / "sponsorbot.tar"
+    archive.parent.mkdir()
+    made = cli("backup", str(archive), SPONSORBOT_DATABASE_URL=db_dsn, SPONSORBOT_SECRET_KEY=SECRET)
+    assert made.returncode == 0, made.stderr
+    assert "SPONSORBOT_SECRET_KEY" in made.stdout and "bot tokens" in made.stdout
+    assert SECRET not in made.stdout + made.stderr
+    assert archive.stat().st_mode & 0o777 == 0o600
+    assert os.listdir(archive.parent) == [archive.name], "a temporary file was left behind"
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == [MANIFEST, DUMP]
+        manifest = json.load(tar.extractfile(MANIFEST))  # type: ignore[arg-type]
+    assert manifest["migration"] == NEWEST and manifest["format"] == "sponsorbot-backup"
+    assert manifest["database"] == urlsplit(db_dsn).path.lstrip("/")
+
+    data = tmp_path / "fresh"
+    env = {"SPONSORBOT_DATA_DIR": str(data), "SPONSORBOT_SECRET_KEY": SECRET}
+    done = cli("restore", str(archive), **env)
+    assert done.returncode == 0, done.stderr
+    assert "2 bot(s), 1 user(s)" in done.stdout
+    assert "the secret key here opens the bot tokens" in done.stdout
+    server = EmbeddedPostgres(data)
+    restored = server.start()
+    try:
+        assert await fingerprint(restored) == source
+    finally:
+        server.release()
+
+    port = free_port()
+    telegram = f"http://127.0.0.1:{free_port()}"  # nobody there: the bots just cannot poll
+    env.update(SPONSORBOT_PORT=str(port), SPONSORBOT_TELEGRAM_API=telegram)
+    run = start("run", env=clean_environ(**env), log=tmp_path / "run.log")
+    try:
+        wait_healthy(port, run)
+        bots = get(f"http://127.0.0.1:{port}/api/v1/bots", token)
+        campaigns = get(f"http://127.0.0.1:{port}/api/v1/campaigns", token)
+    finally:
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=20)
+    assert {b["username"] for b in bots["items"]} == {"net0_bot", "net1_bot"}
+    assert [c["name"] for c in campaigns["items"]] == ["Winter sponsor"]
+    assert run.returncode == 0, (tmp_path / "run.log").read_text()
+
+
+async def _backup(dsn: str, tmp_path: Path, name: str = "b.tar") -> Path:
+    archive = tmp_path / name
+    await make_backup(make_settings(dsn, "http://127.0.0.1:9", tmp_path), archive, print)
+    return archive
+
+
+def _rewrite(archive: Path, **changes: Any) -> None:
+    """The same dump under a manifest with `changes`."""
+    with tarfile.open(archive) as tar:
+        manifest = Manifest.from_json(tar.extractfile(MANIFEST).read(), "x")  # type: ignore[union-attr]
+        dump = archive.with_name("dump")
+        dump.write_bytes(tar.extractfile(DUMP).read())  # type: ignore[union-attr]
+    fields = {**manifest.__dict__, **changes}
+    write_archive(archive, Manifest(**fields), dump)
+
+
+async def test_a_backup_of_a_newer_version_is_refused(
+    db_dsn: str, empty_dsn: str, tmp_path: Path
+) -> None:
+    archive = await _backup(db_dsn, tmp_path)
+    _rewrite(archive, migration=NEWEST + 1, product_version="9.9.9")
+    line = refused(cli("restore", str(archive), SPONSORBOT_DATABASE_URL=empty_dsn))
+    assert "made by a newer version of Sponsorbot (9.9.9" in line
+    assert "update Sponsorbot first" in line
+    assert (await fingerprint(empty_dsn))["relations"] == [], "the target was touched"
+
+
+async def test_an_occupied_database_is_refused_unless_forced(
+    pool: asyncpg.Pool, db_dsn: str, empty_dsn: str, tmp_path: Path
+) -> None:
+    box = TokenBox(SECRET.encode())
+    await pool.execute(WRITE_KEY_CHECK, box.seal("sponsorbot-key-check"))
+    await pool.execute(A_BOT, 101, "kept_bot", box.seal("101:" + "a" * 35))
+    await pool.execute(A_USER, "owner@backup.test")
+    archive = await _backup(db_dsn, tmp_path)
+    source = await fingerprint(db_dsn)
+
+    conn = await asyncpg.connect(empty_dsn)
+    try:
+        await migrate(conn)
+        await conn.execute(A_BOT, 202, "other_bot", b"")
+        await conn.execute(A_USER, "someone@else.test")
+    finally:
+        await conn.close()
+    occupied = await fingerprint(empty_dsn)
+    env = {"SPONSORBOT_DATABASE_URL": empty_dsn, "SPONSORBOT_SECRET_KEY": OTHER_SECRET}
+
+    line = refused(cli("restore", str(archive), **env))
+    assert "already holds 1 bot(s) and 1 user(s)" in line and "--force" in line
+    assert await fingerprint(empty_dsn) == occupied
+
+    done = cli("restore", str(archive), "--force", **env)
+    assert done.returncode == 0, done.stderr
+    assert "replaced what the database held (1 bot(s), 1 user(s))" in done.stdout
+    assert "warning: the secret key here (SPONSORBOT_SECRET_KEY" in done.stdout
+    assert "does not open the backup's bot tokens" in done.stdout
+    assert await fingerprint(empty_dsn) == source
+
+
+async def test_an_older_backup_is_migrated_after_restore_and_a_missing_key_is_a_warning(
+    empty_dsn: str, db_dsn: str, tmp_path: Path, clean_env: Path
+) -> None:
+    conn = await asyncpg.connect(empty_dsn)
+    try:
+        await migrate(conn, load_migrations()[: NEWEST - 2])
+        await conn.execute(WRITE_KEY_CHECK, TokenBox(SECRET.encode()).seal("check"))
+    finally:
+        await conn.close()
+    archive = await _backup(empty_dsn, tmp_path)
+    said: list[str] = []
+    data = tmp_path / "no-key"
+    settings = make_settings(db_dsn, "http://127.0.0.1:9", data, secret_key=None)
+    await restore(settings, archive, False, said.append)
+    printed = "\n".join(said)
+    assert f"applied migration(s) {NEWEST - 1}, {NEWEST}" in printed
+    assert "warning: there is no secret key here" in printed
+    assert str(data / "secret.key") in printed
+    assert not (data / "secret.key").exists(), "restore made a key of its own"
+    conn = await asyncpg.connect(db_dsn)
+    try:
+        assert await conn.fetchval("SELECT max(version) FROM schema_migrations") == NEWEST
+    finally:
+        await conn.close()
+
+
+async def test_files_that_are_not_our_backups_are_refused(
+    db_dsn: str, empty_dsn: str, tmp_path: Path, clean_env: Path
+) -> None:
+    garbage = tmp_path / "garbage.tar"
+    garbage.write_bytes(os.urandom(4096))
+    line = refused(cli("restore", str(garbage), SPONSORBOT_DATABASE_URL=empty_dsn))
+    assert line == (
+        f"sponsorbot: {garbage} is not a Sponsorbot backup "
+        "(not an archive written by sponsorbot backup)"
+    )
+
+    foreign = tmp_path / "foreign.tar"
+    with tarfile.open(foreign, "w") as tar:
+        text = b'{"format": "something-else"}'
+        info = tarfile.TarInfo(MANIFEST)
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+    real = await _backup(db_dsn, tmp_path)
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(real.read_bytes()[: real.stat().st_size // 2])
+    damaged = tmp_path / "damaged.tar"
+    _rewrite(real, dump_sha256="0" * 64)
+    real.rename(damaged)
+    settings = make_settings(empty_dsn, "http://127.0.0.1:9", tmp_path)
+    for path, why in [
+        (foreign, "is not a Sponsorbot backup (its manifest is someone else's)"),
+        (cut, "is damaged"),
+        (damaged, "is damaged (the dump does not match its checksum)"),
+        (tmp_path / "missing.tar", "does not exist"),
+        (tmp_path, "is not a file"),
+    ]:
+        with pytest.raises(BackupError, match=r"^" + str(path).replace(".", r"\.")) as caught:
+            await restore(settings, path, False, print)
+        assert why in str(caught.value)
+    assert (await fingerprint(empty_dsn))["relations"] == [], "the target was touched"
+
+
+@pytest.mark.skipif(debian_bin() is None, reason="Debian's postgresql package is not installed")
+async def test_a_backup_of_the_embedded_server_restores_into_debians_older_one(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, clean_env: Path
+) -> None:
+    box = TokenBox(SECRET.encode())
+    await pool.execute(A_BOT, 303, "moved_bot", box.seal("303:" + "b" * 35))
+    archive = await _backup(db_dsn, tmp_path)
+    debian = DebianPostgres()
+    uri = debian.start()
+    try:
+        admin = await asyncpg.connect(uri)
+        await admin.execute("CREATE DATABASE moved")
+        await admin.close()
+        target = dsn_for(uri, "moved")
+        said: list[str] = []
+        await restore(
+            make_settings(target, "http://127.0.0.1:9", tmp_path), archive, False, said.append
+        )
+        assert "1 bot(s), 0 user(s)" in "\n".join(said)
+        assert (await fingerprint(target))["rows"] == (await fingerprint(db_dsn))["rows"]
+    finally:
+        debian.stop()
+
+
+def test_the_password_goes_to_the_environment_not_the_command_line() -> None:
+    uri, env = libpq_target("postgresql://app:p%40ss%3Aw%2Frd@db.internal:5433/sb?sslmode=require")
+    assert uri == "postgresql://app@db.internal:5433/sb?sslmode=require"
+    assert env["PGPASSWORD"] == "p@ss:w/rd"
+    uri, env = libpq_target("postgresql://app@/sb?host=/run/pg&password=s%26cret&port=5432")
+    assert uri == "postgresql://app@/sb?host=/run/pg&port=5432"
+    assert env["PGPASSWORD"] == "s&cret"
+    uri, env = libpq_target("postgresql://postgres:@/postgres?host=/tmp/x")
+    assert uri == "postgresql://postgres@/postgres?host=/tmp/x" and "PGPASSWORD" not in env
