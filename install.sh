@@ -1,0 +1,518 @@
+#!/usr/bin/env bash
+# Install Sponsorbot on a Debian (12+) or Ubuntu (22.04+) server, behind Caddy with HTTPS:
+# with Docker Compose (the default), or with --native from Debian's postgresql and caddy
+# packages, a virtual environment and systemd units for the api and N workers.
+#
+#   sudo ./install.sh --domain bot.example.com --email you@example.com [--workers 2]
+#   sudo ./install.sh --native --domain bot.example.com --email you@example.com
+#
+# It checks the server first, then prints every change it would make and asks before making
+# any (--yes does not ask; --dry-run prints the plan and stops). Running it again is safe: the
+# .env and its secrets, the user, the database and its role are kept.
+set -euo pipefail
+
+PROG=install.sh
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=deploy/common.sh
+. "$SRC/deploy/common.sh"
+
+NATIVE=0
+DOMAIN=""
+EMAIL=""
+WORKERS=""
+DIR=/opt/sponsorbot
+DRY_RUN=0
+YES=0
+# Filled by the checks, used by the plan.
+PACKAGES=()
+ENV_EXISTS=0
+DOCKER_DAEMON=1
+
+usage() {
+	cat <<'EOF'
+Usage: install.sh [--native] [--domain NAME] [--email ADDR] [--workers N] [--dir DIR]
+                  [--dry-run] [--yes]
+
+  --domain NAME  the panel's address; its DNS name must point at this server
+  --email ADDR   the address Let's Encrypt writes to about the certificate
+  --workers N    worker processes (default 2)
+  --native       no Docker: Debian's postgresql and caddy, a venv, systemd units
+  --dir DIR      where Sponsorbot lives (default /opt/sponsorbot)
+  --dry-run      print the checks and the plan, change nothing
+  --yes          do not ask (accept the warnings and the plan)
+EOF
+}
+
+parse_args() {
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		--native) NATIVE=1 ;;
+		--domain | --email | --workers | --dir)
+			[[ $# -ge 2 ]] || die "$1 needs a value"
+			case $1 in
+			--domain) DOMAIN=${2,,} ;;
+			--email) EMAIL=$2 ;;
+			--workers) WORKERS=$2 ;;
+			--dir) DIR=${2%/} ;;
+			esac
+			shift
+			;;
+		--dry-run) DRY_RUN=1 ;;
+		--yes | -y) YES=1 ;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		*) die "unknown option $1 (see --help)" ;;
+		esac
+		shift
+	done
+	[[ $DIR =~ ^/[A-Za-z0-9._/-]+$ ]] || die "--dir must be an absolute path of plain characters"
+}
+
+# Values not given on the command line come from an existing .env, then from a question.
+settle_values() {
+	local env_file="$ROOT$DIR/.env"
+	if [[ -e $env_file ]]; then
+		ENV_EXISTS=1
+		if [[ $NATIVE -eq 1 ]]; then
+			[[ -n $DOMAIN ]] || DOMAIN=$(env_get "$env_file" SPONSORBOT_PUBLIC_URL | sed 's#^https://##')
+		else
+			[[ -n $DOMAIN ]] || DOMAIN=$(env_get "$env_file" SPONSORBOT_DOMAIN)
+		fi
+		[[ -n $EMAIL ]] || EMAIL=$(env_get "$env_file" SPONSORBOT_ACME_EMAIL)
+		[[ -n $WORKERS ]] || WORKERS=$(env_get "$env_file" SPONSORBOT_WORKERS)
+	fi
+	[[ -n $DOMAIN ]] || DOMAIN=$(ask "The panel's domain name (its DNS must point here)" --domain)
+	[[ -n $EMAIL ]] || EMAIL=$(ask "Your email for Let's Encrypt" --email)
+	WORKERS=${WORKERS:-2}
+	DOMAIN=${DOMAIN,,}
+	local label='[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?'
+	[[ $DOMAIN =~ ^($label\.)*$label$ ]] || die "--domain is not a host name: $DOMAIN"
+	[[ $EMAIL =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$ ]] || die "--email is not an email address: $EMAIL"
+	[[ $WORKERS =~ ^[0-9]{1,2}$ ]] || die "--workers must be 1 to 32"
+	WORKERS=$((10#$WORKERS))
+	((WORKERS >= 1 && WORKERS <= 32)) || die "--workers must be 1 to 32"
+}
+
+ask() {
+	local answer
+	[[ -t 0 && $YES -eq 0 ]] || die "$2 is needed"
+	read -r -p "$1: " answer
+	printf '%s' "$answer"
+}
+
+check_root() {
+	[[ $EUID -eq 0 ]] && return 0
+	[[ -n $ROOT ]] && return 0
+	[[ $DRY_RUN -eq 1 ]] || die "run it as root (sudo ./install.sh ...)"
+	say "note: not root; the checks that need root are partial and the real run needs sudo"
+}
+
+check_os() {
+	local id version
+	id=$(. /etc/os-release && printf '%s' "${ID:-}")
+	version=$(. /etc/os-release && printf '%s' "${VERSION_ID:-0}")
+	case $id in
+	debian) dpkg --compare-versions "$version" ge 12 || die "Debian $version is too old: Debian 12 or newer is needed" ;;
+	ubuntu)
+		dpkg --compare-versions "$version" ge 22.04 || die "Ubuntu $version is too old: 22.04 or newer is needed"
+		# The native install runs on the system's Python, and Sponsorbot needs 3.11.
+		if [[ $NATIVE -eq 1 ]] && dpkg --compare-versions "$version" lt 24.04; then
+			die "--native needs Ubuntu 24.04 or newer (Python 3.11+); use the Docker install here"
+		fi
+		;;
+	*) die "this installer knows Debian and Ubuntu; /etc/os-release says '$id'" ;;
+	esac
+	say "ok   system: $id $version"
+}
+
+# check_port PORT OURS...: the port is free, or held by one of our own programs on a re-run;
+# Caddy cannot do without 80 and 443, the api's port only draws a warning (it can move).
+check_port() {
+	local port=$1 line proc
+	shift
+	line=$(ss -H -ltnp 2>/dev/null | awk -v p=":$port" 'substr($4, length($4) - length(p) + 1) == p' | head -n 1 || true)
+	if [[ -z $line ]]; then
+		say "ok   port $port: free"
+		return 0
+	fi
+	proc=$(sed -n 's/.*users:(("\([^"]*\)".*/\1/p' <<<"$line")
+	if [[ $ENV_EXISTS -eq 1 ]] && [[ " $* " == *" $proc "* ]]; then
+		say "ok   port $port: held by $proc of this installation (a re-run)"
+		return 0
+	fi
+	if [[ $port == 80 || $port == 443 ]]; then
+		die "port $port is taken by ${proc:-another program}: Caddy needs 80 and 443 for HTTPS (stop that service, or put Sponsorbot behind it by hand)"
+	fi
+	accept_or_stop "port $port on this machine is taken by ${proc:-another program}; the api needs it (a Docker install can move it: SPONSORBOT_API_PORT in .env)"
+}
+
+# The server's own addresses: the source of its default route (a routing-table lookup; nothing
+# is sent), and every global address.
+server_addresses() {
+	{
+		ip -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([^ ]*\).*/\1/p'
+		ip -o addr show scope global 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4 }'
+	} | sort -u
+}
+
+check_dns() {
+	local resolved mine address
+	resolved=$(timeout 10 getent ahosts "$DOMAIN" 2>/dev/null | awk '{ print $1 }' | sort -u || true)
+	mine=$(server_addresses)
+	if [[ -z $resolved ]]; then
+		accept_or_stop "$DOMAIN does not resolve: point its A (and AAAA) record at this server first, or Let's Encrypt cannot issue a certificate"
+		return 0
+	fi
+	for address in $resolved; do
+		if grep -qxF "$address" <<<"$mine"; then
+			say "ok   dns: $DOMAIN resolves to $address, an address of this server"
+			return 0
+		fi
+	done
+	accept_or_stop "$DOMAIN resolves to $(echo "$resolved" | tr '\n' ' ')but this server's addresses are $(echo "$mine" | tr '\n' ' ')(behind NAT the public address does not show here; otherwise fix the DNS record)"
+}
+
+package_installed() {
+	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) == "install ok installed" ]]
+}
+
+check_docker() {
+	if command -v docker >/dev/null 2>&1; then
+		say "ok   docker: $(docker --version 2>/dev/null || echo present)"
+	else
+		PACKAGES+=(docker.io)
+		say "--   docker: not installed; Debian's docker.io package will be"
+	fi
+	if have_compose; then
+		say "ok   compose: present"
+	else
+		local id
+		id=$(. /etc/os-release && printf '%s' "${ID:-}")
+		# Ubuntu packages Compose v2 apart; Debian's docker-compose is v2 from Debian 13 on.
+		if [[ $id == ubuntu ]]; then PACKAGES+=(docker-compose-v2); else PACKAGES+=(docker-compose); fi
+		say "--   compose: not installed; the ${PACKAGES[-1]} package will be"
+	fi
+	if docker info >/dev/null 2>&1; then
+		say "ok   docker daemon: running"
+	else
+		DOCKER_DAEMON=0
+		say "--   docker daemon: not running; it will be enabled and started"
+	fi
+}
+
+check_native() {
+	local pkg
+	for pkg in postgresql caddy python3-venv; do
+		if package_installed "$pkg"; then
+			say "ok   package $pkg: installed"
+		else
+			PACKAGES+=("$pkg")
+			say "--   package $pkg: will be installed"
+		fi
+	done
+	if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+		die "Sponsorbot needs Python 3.11 or newer; this system's python3 is older"
+	fi
+}
+
+warn_firewall() {
+	if [[ $NATIVE -eq 0 ]]; then
+		warn "Docker publishes container ports past ufw: its own iptables rules come first, so a published port is open to the internet whatever ufw says. compose.yaml therefore publishes the api on 127.0.0.1 only and the database not at all; only Caddy's 80 and 443 are public. Other containers on this server with published ports are exposed the same way: publish them on 127.0.0.1 too."
+	fi
+	if ufw_active; then
+		say "note ufw is active: 80/tcp, 443/tcp and 443/udp will be allowed"
+	fi
+}
+
+ufw_active() {
+	command -v ufw >/dev/null 2>&1 && ufw status 2>/dev/null | grep -q '^Status: active'
+}
+
+# The .env of a Docker install: compose.yaml builds the database URL from POSTGRES_PASSWORD.
+docker_env() {
+	cat <<EOF
+# Sponsorbot's settings (install.sh, $(date -u +%Y-%m-%d)). Keep this file private (mode 600):
+# it holds the database password and the key that encrypts the bots' tokens. Keep a copy of
+# SPONSORBOT_SECRET_KEY apart from the backups: without it a backup's tokens cannot be read.
+# More settings: .env.example.
+COMPOSE_PROJECT_NAME=sponsorbot
+SPONSORBOT_DOMAIN=$DOMAIN
+SPONSORBOT_ACME_EMAIL=$EMAIL
+SPONSORBOT_WORKERS=$WORKERS
+POSTGRES_PASSWORD=$(new_secret 24)
+SPONSORBOT_SECRET_KEY=$(new_secret 32)
+EOF
+}
+
+native_env() {
+	cat <<EOF
+# Sponsorbot's settings (install.sh, $(date -u +%Y-%m-%d)), read by the systemd units. Keep
+# this file private (mode 600): it holds the database password and the key that encrypts the
+# bots' tokens. Keep a copy of SPONSORBOT_SECRET_KEY apart from the backups: without it a
+# backup's tokens cannot be read. More settings: .env.example.
+SPONSORBOT_DATABASE_URL=postgresql://sponsorbot:$(new_secret 24)@127.0.0.1:5432/sponsorbot
+SPONSORBOT_SECRET_KEY=$(new_secret 32)
+SPONSORBOT_PUBLIC_URL=https://$DOMAIN
+SPONSORBOT_HOST=127.0.0.1
+SPONSORBOT_PORT=8080
+SPONSORBOT_DATA_DIR=$DATA_DIR
+# Caddy runs on this machine: its X-Forwarded-For (the visitor's address) is believed.
+SPONSORBOT_TRUSTED_PROXIES=127.0.0.1/32,::1/128
+SPONSORBOT_ACME_EMAIL=$EMAIL
+SPONSORBOT_WORKERS=$WORKERS
+EOF
+}
+
+# The .env: written new with fresh secrets, or kept with only the values given changed.
+plan_env() {
+	local env_file="$ROOT$DIR/.env" key value
+	if [[ $ENV_EXISTS -eq 0 ]]; then
+		local content
+		if [[ $NATIVE -eq 1 ]]; then content=$(native_env); else content=$(docker_env); fi
+		step "write $DIR/.env (mode 600) with a new database password and secret key" \
+			write_file 600 "$env_file" "$content"$'\n'
+		return 0
+	fi
+	local -a pairs=("SPONSORBOT_ACME_EMAIL=$EMAIL" "SPONSORBOT_WORKERS=$WORKERS")
+	if [[ $NATIVE -eq 1 ]]; then
+		pairs+=("SPONSORBOT_PUBLIC_URL=https://$DOMAIN")
+	else
+		pairs+=("SPONSORBOT_DOMAIN=$DOMAIN")
+	fi
+	for key in "${pairs[@]}"; do
+		value=${key#*=}
+		key=${key%%=*}
+		if [[ $(env_get "$env_file" "$key") != "$value" ]]; then
+			step "set $key=$value in the existing $DIR/.env" env_set "$env_file" "$key" "$value"
+		fi
+	done
+	say "ok   $DIR/.env exists: kept, with its secrets"
+}
+
+plan_packages() {
+	[[ ${#PACKAGES[@]} -gt 0 ]] || return 0
+	step "apt-get update, then install Debian's ${PACKAGES[*]}" install_packages "${PACKAGES[@]}"
+}
+
+install_packages() {
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+plan_release_copy() {
+	local installed ours
+	ours=$(tree_version "$SRC")
+	[[ $SRC == "$ROOT$DIR" ]] && return 0
+	installed=$(tree_version "$ROOT$DIR")
+	if [[ -n $installed && $installed != "$ours" ]]; then
+		die "$DIR holds Sponsorbot $installed; this is $ours: update with ./update.sh --release <archive>"
+	fi
+	step "copy Sponsorbot $ours from $SRC into $DIR" copy_release "$SRC" "$ROOT$DIR"
+}
+
+plan_ufw() {
+	ufw_active || return 0
+	step "allow 80/tcp, 443/tcp and 443/udp in ufw" allow_web_in_ufw
+}
+
+allow_web_in_ufw() {
+	ufw allow 80/tcp && ufw allow 443/tcp && ufw allow 443/udp
+}
+
+plan_docker() {
+	local port
+	plan_packages
+	if [[ $DOCKER_DAEMON -eq 0 ]]; then
+		step "enable and start the Docker daemon" systemctl enable --now docker
+	fi
+	plan_release_copy
+	step "create $DIR/backups for the backups (owned by the image's user, uid $IMAGE_UID)" \
+		install -d -m 0700 -o "$IMAGE_UID" -g "$IMAGE_UID" "$ROOT$DIR/backups"
+	plan_env
+	plan_ufw
+	step "build the image and start db, migrate, api, $WORKERS worker(s) and caddy (docker compose up -d --build)" \
+		compose up -d --build --scale "worker=$WORKERS"
+	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT)
+	step "wait until the api answers on 127.0.0.1:${port:-8080}/healthz" wait_healthy "${port:-8080}" 180
+	step "print a one-time setup code for the panel (sponsorbot setup-code)" \
+		print_setup_code compose exec -T api sponsorbot setup-code
+}
+
+# The Caddy files of the native install: our site, and a main Caddyfile that imports it.
+caddy_site() {
+	sed -e "s/{\$SPONSORBOT_DOMAIN}/$DOMAIN/g" -e "s/{\$SPONSORBOT_UPSTREAM}/127.0.0.1:8080/g" \
+		"$SRC/deploy/Caddyfile"
+}
+
+caddy_main() {
+	cat <<EOF
+# Written by Sponsorbot's install.sh: the global options, then the sites in /etc/caddy.
+{
+	email $EMAIL
+}
+
+import /etc/caddy/sponsorbot.caddy
+EOF
+}
+
+# What to do with /etc/caddy/Caddyfile: ours or the package's own is replaced; a Caddyfile
+# someone wrote is kept and only gains the import line (and then no email option).
+plan_caddy() {
+	local main="$ROOT/etc/caddy/Caddyfile" stock current
+	step "write /etc/caddy/sponsorbot.caddy (https://$DOMAIN to 127.0.0.1:8080)" \
+		write_file 644 "$ROOT/etc/caddy/sponsorbot.caddy" "$(caddy_site)"$'\n'
+	stock=$(dpkg-query -W -f='${Conffiles}' caddy 2>/dev/null | awk '$1 == "/etc/caddy/Caddyfile" { print $2 }' || true)
+	current=""
+	if [[ -e $main ]]; then current=$(md5sum <"$main" | cut -d' ' -f1); fi
+	if [[ ! -e $main ]] || [[ -n $stock && $current == "$stock" ]] || grep -q "Sponsorbot's install.sh" "$main"; then
+		step "write /etc/caddy/Caddyfile (global email option, import sponsorbot.caddy); the package's own is kept as Caddyfile.before-sponsorbot" \
+			replace_caddy_main "$main" "$(caddy_main)"$'\n'
+	elif grep -qF 'import /etc/caddy/sponsorbot.caddy' "$main"; then
+		say "ok   /etc/caddy/Caddyfile already imports sponsorbot.caddy"
+	else
+		step "add 'import /etc/caddy/sponsorbot.caddy' to the end of your /etc/caddy/Caddyfile (kept otherwise)" \
+			append_line "$main" 'import /etc/caddy/sponsorbot.caddy'
+	fi
+	step "check the Caddy configuration (caddy validate), enable Caddy and reload it" reload_caddy
+}
+
+replace_caddy_main() {
+	if [[ -e $1 ]] && ! grep -q "Sponsorbot's install.sh" "$1"; then
+		cp -p "$1" "$1.before-sponsorbot"
+	fi
+	write_file 644 "$1" "$2"
+}
+
+append_line() {
+	printf '\n%s\n' "$2" >>"$1"
+}
+
+reload_caddy() {
+	caddy validate --adapter caddyfile --config /etc/caddy/Caddyfile
+	systemctl enable caddy
+	systemctl reload-or-restart caddy
+}
+
+# psql reads this on its input: the password is a psql variable, quoted by psql itself.
+database_sql() {
+	cat <<EOF
+\\set ON_ERROR_STOP on
+\\set pw '$1'
+SELECT 'CREATE ROLE sponsorbot LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sponsorbot') \\gexec
+ALTER ROLE sponsorbot WITH LOGIN PASSWORD :'pw';
+SELECT 'CREATE DATABASE sponsorbot OWNER sponsorbot' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'sponsorbot') \\gexec
+EOF
+}
+
+# The role's password is the one in .env (read when the step runs: .env may be new).
+setup_database() {
+	local password
+	password=$(env_get "$ROOT$DIR/.env" SPONSORBOT_DATABASE_URL | sed -n 's#^postgresql://sponsorbot:\([0-9a-f]*\)@.*#\1#p')
+	[[ -n $password ]] || die "$DIR/.env has no SPONSORBOT_DATABASE_URL with a password for the role sponsorbot"
+	database_sql "$password" | runuser -u postgres -- psql -q -X
+}
+
+# The units, with the install directory put in when it is not /opt/sponsorbot.
+install_units() {
+	local unit
+	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
+		write_file 644 "$ROOT/etc/systemd/system/$unit" \
+			"$(sed "s#/opt/sponsorbot#$DIR#g" "$SRC/deploy/systemd/$unit")"$'\n'
+	done
+	systemctl daemon-reload
+}
+
+# Start (or restart, for new code) the api and workers 1..N; stop workers past N.
+start_services() {
+	local n
+	systemctl enable sponsorbot-api.service
+	systemctl restart sponsorbot-api.service
+	for ((n = 1; n <= WORKERS; n++)); do
+		systemctl enable "sponsorbot-worker@$n.service"
+		systemctl restart "sponsorbot-worker@$n.service"
+	done
+	for n in $(enabled_workers); do
+		((n > WORKERS)) && systemctl disable --now "sponsorbot-worker@$n.service"
+	done
+	return 0
+}
+
+plan_native() {
+	local version extra
+	version=$(tree_version "$SRC")
+	plan_packages
+	if getent passwd sponsorbot >/dev/null; then
+		say "ok   user sponsorbot: exists"
+	else
+		step "create the system user sponsorbot (no login, home $DATA_DIR)" \
+			useradd --system --user-group --home-dir "$DATA_DIR" --no-create-home --shell /usr/sbin/nologin sponsorbot
+	fi
+	step "create the data directory $DATA_DIR (mode 700, owned by sponsorbot)" \
+		install -d -m 0700 -o sponsorbot -g sponsorbot "$ROOT$DATA_DIR"
+	plan_release_copy
+	plan_env
+	if [[ ! -x $ROOT$DIR/venv/bin/python ]]; then
+		step "create the virtual environment $DIR/venv" python3 -m venv "$ROOT$DIR/venv"
+	fi
+	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip)" \
+		"$ROOT$DIR/venv/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	step "enable and start PostgreSQL" systemctl enable --now postgresql
+	step "PostgreSQL: the role sponsorbot (made if missing; its password set to the one in .env) and the database sponsorbot (made if missing)" \
+		setup_database
+	step "install the units sponsorbot-api.service and sponsorbot-worker@.service into /etc/systemd/system" \
+		install_units
+	plan_caddy
+	plan_ufw
+	step "apply the database migrations (sponsorbot migrate, as the user sponsorbot)" run_as_sponsorbot migrate
+	extra=$(enabled_workers | awk -v n="$WORKERS" '$1 > n' | tr '\n' ' ')
+	step "enable and (re)start sponsorbot-api and sponsorbot-worker@1..$WORKERS${extra:+; stop and disable workers $extra}" \
+		start_services
+	step "wait until the api answers on 127.0.0.1:8080/healthz" wait_healthy 8080 90
+	step "print a one-time setup code for the panel (sponsorbot setup-code)" \
+		print_setup_code run_as_sponsorbot setup-code
+}
+
+# The code is shown once; a workspace that already has an owner gets none (a re-run).
+print_setup_code() {
+	if ! "$@"; then
+		say "(no setup code: the workspace already has an owner; sign in at https://$DOMAIN/signin)"
+	fi
+	say ""
+	say "Sponsorbot runs at https://$DOMAIN/ : open https://$DOMAIN/setup and enter the code."
+	say "update.sh backs up before each update. Keep a copy of $DIR/.env somewhere else: its"
+	say "SPONSORBOT_SECRET_KEY is needed to read the bot tokens in a backup."
+}
+
+main() {
+	parse_args "$@"
+	local mode=docker
+	[[ $NATIVE -eq 1 ]] && mode=native
+	say "Sponsorbot $(tree_version "$SRC") installer ($mode), into $DIR"
+	check_root
+	check_os
+	settle_values
+	check_port 80 caddy docker-proxy
+	check_port 443 caddy docker-proxy
+	if [[ $NATIVE -eq 1 ]]; then
+		check_port 8080 sponsorbot python3 python
+		check_native
+	else
+		check_port "$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT | grep . || echo 8080)" docker-proxy
+		check_docker
+	fi
+	check_dns
+	warn_firewall
+	if [[ $NATIVE -eq 1 ]]; then plan_native; else plan_docker; fi
+	print_plan
+	confirm_plan
+	# The venv and the release must stay readable by the user sponsorbot; .env is made 600
+	# by write_file whatever the umask.
+	umask 022
+	run_plan
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

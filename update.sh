@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Update an installed Sponsorbot (Docker or native, found by itself): back up the database
+# first, unpack the new release (its checksum checked), migrate, restart the api and then the
+# workers one at a time, so bots keep being answered throughout.
+#
+#   sudo ./update.sh --release sponsorbot-0.2.0.tar.gz   # sponsorbot-0.2.0.tar.gz.sha256 beside it
+#   sudo ./update.sh                                     # rebuild and restart what is in --dir
+#
+# Like install.sh it prints the plan before changing anything; --dry-run stops there.
+set -euo pipefail
+
+PROG=update.sh
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=deploy/common.sh
+. "$SRC/deploy/common.sh"
+
+RELEASE=""
+DIR=/opt/sponsorbot
+DRY_RUN=0
+YES=0
+MODE=""
+NEW_VERSION=""
+UNPACKED=""
+
+usage() {
+	cat <<'EOF'
+Usage: update.sh [--release FILE] [--dir DIR] [--dry-run] [--yes]
+
+  --release FILE  the new release archive (sponsorbot-<version>.tar.gz, with FILE.sha256)
+  --dir DIR       the installation (default /opt/sponsorbot)
+  --dry-run       print the checks and the plan, change nothing
+  --yes           do not ask
+EOF
+}
+
+parse_args() {
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		--release | --dir)
+			[[ $# -ge 2 ]] || die "$1 needs a value"
+			if [[ $1 == --release ]]; then RELEASE=$2; else DIR=${2%/}; fi
+			shift
+			;;
+		--dry-run) DRY_RUN=1 ;;
+		--yes | -y) YES=1 ;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		*) die "unknown option $1 (see --help)" ;;
+		esac
+		shift
+	done
+	[[ $DIR =~ ^/[A-Za-z0-9._/-]+$ ]] || die "--dir must be an absolute path of plain characters"
+}
+
+detect_mode() {
+	if [[ -e $ROOT/etc/systemd/system/sponsorbot-api.service ]]; then
+		MODE=native
+	elif [[ -e $ROOT$DIR/compose.yaml && -e $ROOT$DIR/.env ]]; then
+		MODE=docker
+	else
+		die "no installation found: neither $DIR/compose.yaml with .env nor the sponsorbot-api unit"
+	fi
+	say "ok   installation: $MODE, in $DIR, Sponsorbot $(tree_version "$ROOT$DIR" || true)"
+}
+
+# The archive matches its checksum file, and holds one sponsorbot-<version>/ tree, nothing
+# outside it.
+check_release() {
+	[[ -n $RELEASE ]] || return 0
+	[[ -f $RELEASE ]] || die "no such release archive: $RELEASE"
+	local dir base top listing
+	dir=$(cd "$(dirname "$RELEASE")" && pwd)
+	base=$(basename "$RELEASE")
+	RELEASE="$dir/$base"
+	[[ -f $RELEASE.sha256 ]] || die "no checksum file $base.sha256 beside the archive"
+	[[ $(awk '{ sub(/^\*/, "", $2); print $2 }' "$RELEASE.sha256") == "$base" ]] ||
+		die "$base.sha256 is not the checksum of $base"
+	(cd "$dir" && sha256sum --check --status -- "$base.sha256") ||
+		die "$base does not match its checksum: download it again"
+	say "ok   checksum: $base matches $base.sha256"
+	listing=$(tar -tzf "$RELEASE") || die "$base is not a readable .tar.gz archive"
+	top=${listing%%/*}
+	[[ $top =~ ^sponsorbot-([0-9][0-9A-Za-z.+-]*)$ ]] || die "$base is not a Sponsorbot release archive"
+	NEW_VERSION=${BASH_REMATCH[1]}
+	if awk -v t="$top/" 'index($0, t) != 1 || /(^|\/)\.\.(\/|$)/ { bad = 1 } END { exit !bad }' <<<"$listing"; then
+		die "$base has paths outside $top/: refusing it"
+	fi
+	say "ok   release: Sponsorbot $NEW_VERSION"
+}
+
+# The release is unpacked when its step runs, into a directory removed when the script ends.
+unpack_release() {
+	UNPACKED=$(mktemp -d)
+	trap 'rm -rf "$UNPACKED"' EXIT
+	tar -C "$UNPACKED" -xzf "$RELEASE"
+	copy_release "$UNPACKED/sponsorbot-$NEW_VERSION" "$ROOT$DIR"
+}
+
+# Would the release change this file of the installation?
+release_changes() {
+	[[ -n $RELEASE ]] || return 1
+	! tar -xzOf "$RELEASE" "sponsorbot-$NEW_VERSION/$1" 2>/dev/null | cmp -s - "$ROOT$DIR/$1"
+}
+
+backup_name() {
+	printf 'sponsorbot-%s-before-update-%s.tar' "$(tree_version "$ROOT$DIR" || echo unknown)" "$(date -u +%Y%m%dT%H%M%SZ)"
+}
+
+plan_docker() {
+	local workers name
+	workers=$(env_get "$ROOT$DIR/.env" SPONSORBOT_WORKERS)
+	workers=${workers:-1}
+	name=$(backup_name)
+	step "make sure $DIR/backups exists and belongs to the image's user (uid $IMAGE_UID)" \
+		install -d -m 0700 -o "$IMAGE_UID" -g "$IMAGE_UID" "$ROOT$DIR/backups"
+	step "back up the database to $DIR/backups/$name (sponsorbot backup, in a one-off api container)" \
+		compose run --rm --no-deps -T api backup "$DATA_DIR/backups/$name"
+	if [[ -n $RELEASE ]]; then
+		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and backups kept)" unpack_release
+	fi
+	step "build the new image (docker compose build)" compose build
+	step "apply the database migrations (the migrate service)" compose run --rm --no-deps -T migrate
+	step "restart the api on the new image, then wait for /healthz" restart_docker_api
+	step "replace the $workers worker container(s) one at a time: stop one, start one on the new image, wait until it runs" \
+		replace_workers "$workers"
+	if release_changes deploy/Caddyfile || release_changes deploy/Caddyfile.docker; then
+		step "recreate Caddy: its configuration changed (a second without HTTPS)" \
+			compose up -d --no-deps --force-recreate caddy
+	fi
+}
+
+restart_docker_api() {
+	local port
+	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT)
+	compose up -d --no-deps api
+	wait_healthy "${port:-8080}" 120
+}
+
+# Compose would recreate every worker at once; this keeps N-1 of them answering: remove one
+# old container, then `up --no-recreate --scale worker=N` starts one on the new image in its
+# place and leaves the other old ones alone.
+replace_workers() {
+	local n=$1 id fresh old
+	old=$(compose ps -q worker)
+	for id in $old; do
+		docker stop --time 20 "$id" >/dev/null
+		docker rm "$id" >/dev/null
+		compose up -d --no-deps --no-recreate --scale "worker=$n" worker
+		fresh=$(compose ps -q worker | grep -vxF "$old" || true)
+		wait_running "$fresh"
+	done
+	# Fewer than N were running (or none): bring the count up.
+	compose up -d --no-deps --no-recreate --scale "worker=$n" worker
+}
+
+# Running, and still running SETTLE_SECONDS later without a restart.
+wait_running() {
+	local id state
+	sleep "$SETTLE_SECONDS"
+	for id in $1; do
+		state=$(docker inspect -f '{{.State.Running}} {{.RestartCount}}' "$id")
+		[[ $state == "true 0" ]] || die "the new worker container $id does not stay up: docker logs $id"
+	done
+	return 0
+}
+
+plan_native() {
+	local name workers
+	name=$(backup_name)
+	workers=$(enabled_workers | tr '\n' ' ')
+	step "back up the database to $DATA_DIR/backups/$name (sponsorbot backup, as the user sponsorbot)" \
+		native_backup "$name"
+	if [[ -n $RELEASE ]]; then
+		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and the venv kept)" unpack_release
+	fi
+	step "install the code in $DIR into $DIR/venv (pip)" "$ROOT$DIR/venv/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	if release_changes deploy/systemd/sponsorbot-api.service || release_changes "deploy/systemd/sponsorbot-worker@.service"; then
+		step "install the release's systemd units and reload systemd" native_units
+	fi
+	step "apply the database migrations (sponsorbot migrate)" run_as_sponsorbot migrate
+	step "restart sponsorbot-api, then wait for /healthz" native_restart_api
+	if [[ -n $workers ]]; then
+		step "restart the workers one at a time, each running again before the next: ${workers% }" \
+			native_restart_workers
+	else
+		say "--   no enabled sponsorbot-worker@N units: no worker to restart"
+	fi
+}
+
+native_backup() {
+	install -d -m 0700 -o sponsorbot -g sponsorbot "$ROOT$DATA_DIR/backups"
+	run_as_sponsorbot backup "$DATA_DIR/backups/$1"
+}
+
+native_units() {
+	local unit
+	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
+		write_file 644 "$ROOT/etc/systemd/system/$unit" \
+			"$(sed "s#/opt/sponsorbot#$DIR#g" "$ROOT$DIR/deploy/systemd/$unit")"$'\n'
+	done
+	systemctl daemon-reload
+}
+
+native_restart_api() {
+	local port
+	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_PORT)
+	systemctl restart sponsorbot-api.service
+	wait_healthy "${port:-8080}" 90
+}
+
+native_restart_workers() {
+	local n unit
+	for n in $(enabled_workers); do
+		unit="sponsorbot-worker@$n.service"
+		# restart returns once the new process runs; SETTLE_SECONDS more show it stays up.
+		systemctl restart "$unit"
+		sleep "$SETTLE_SECONDS"
+		systemctl is-active --quiet "$unit" || die "$unit did not stay up: journalctl -u $unit"
+		say "     $unit restarted"
+	done
+}
+
+main() {
+	parse_args "$@"
+	if [[ $EUID -ne 0 && -z $ROOT && $DRY_RUN -eq 0 ]]; then
+		die "run it as root (sudo ./update.sh ...)"
+	fi
+	detect_mode
+	if [[ $MODE == docker ]] && ! have_compose; then
+		[[ $DRY_RUN -eq 1 ]] || die "neither 'docker compose' nor 'docker-compose' is installed"
+		warn "neither 'docker compose' nor 'docker-compose' is installed: the update needs one"
+	fi
+	check_release
+	if [[ $MODE == native ]]; then plan_native; else plan_docker; fi
+	print_plan
+	confirm_plan
+	umask 022
+	run_plan
+	local kept=$DIR/backups
+	[[ $MODE == native ]] && kept=$DATA_DIR/backups
+	say "updated: Sponsorbot ${NEW_VERSION:-$(tree_version "$ROOT$DIR")} runs; the backup made first is in $kept"
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi
