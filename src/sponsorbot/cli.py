@@ -181,6 +181,34 @@ def status() -> None:
 
 
 @app.command()
+def doctor(
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.5, max=60, help="Seconds each call to the database or Telegram may take."
+        ),
+    ] = 5.0,
+) -> None:
+    """Check the installation, one line each: database, migrations, secret key, each bot's token
+    and webhook, clock, disk. The exit code is 1 when a check FAILs."""
+    from sponsorbot.logs import mask_tokens
+    from sponsorbot.ops.doctor import run_doctor
+
+    settings = _settings()
+    # The report is the output: the libraries' INFO lines would only interleave with it.
+    configure_logging(settings.log_format, "WARNING")
+    try:
+        found = asyncio.run(
+            run_doctor(settings, lambda finding: typer.echo(finding.line()), timeout_s=timeout)
+        )
+    except Exception as exc:  # a check the doctor did not foresee: one line, not a traceback
+        reason = f"{type(exc).__name__}: {mask_tokens(str(exc))}"
+        raise _fail(f"the doctor stopped: {reason}", 1) from None
+    if any(finding.level == "FAIL" for finding in found):
+        raise typer.Exit(1)
+
+
+@app.command()
 def redrive(
     bot: Annotated[int | None, typer.Option(min=1, help="Only this bot (its id).")] = None,
     since: Annotated[

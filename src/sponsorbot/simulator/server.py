@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import signal
+from email.utils import formatdate
 from typing import Any
 
 from aiohttp import web
@@ -35,7 +36,14 @@ def create_app(**options: Any) -> web.Application:
     async def close(_app: web.Application) -> None:
         await sim.close()
 
+    async def date_header(_request: web.Request, response: web.StreamResponse) -> None:
+        # Telegram's `Date` is Telegram's clock: moved on with the world's, so a test can
+        # show a server whose clock is off (aiohttp writes the real time otherwise).
+        if sim.world.offset_s:
+            response.headers["Date"] = formatdate(sim.world.clock(), usegmt=True)
+
     app.on_cleanup.append(close)
+    app.on_response_prepare.append(date_header)
     return app
 
 
