@@ -239,10 +239,14 @@ docker_env() {
 # More settings: .env.example.
 COMPOSE_PROJECT_NAME=sponsorbot
 SPONSORBOT_DOMAIN=$DOMAIN
+SPONSORBOT_PANEL_URL=https://$DOMAIN
 SPONSORBOT_ACME_EMAIL=$EMAIL
 SPONSORBOT_WORKERS=$WORKERS
 POSTGRES_PASSWORD=$(new_secret 24)
 SPONSORBOT_SECRET_KEY=$(new_secret 32)
+# /metrics answers a scraper that sends "Authorization: Bearer <this>" (from the host, requests
+# reach the container through Docker's network, never as loopback).
+SPONSORBOT_METRICS_TOKEN=$(new_secret 24)
 EOF
 }
 
@@ -255,6 +259,7 @@ native_env() {
 SPONSORBOT_DATABASE_URL=postgresql://sponsorbot:$(new_secret 24)@127.0.0.1:5432/sponsorbot
 SPONSORBOT_SECRET_KEY=$(new_secret 32)
 SPONSORBOT_PUBLIC_URL=https://$DOMAIN
+SPONSORBOT_PANEL_URL=https://$DOMAIN
 SPONSORBOT_HOST=127.0.0.1
 SPONSORBOT_PORT=8080
 SPONSORBOT_DATA_DIR=$DATA_DIR
@@ -262,6 +267,8 @@ SPONSORBOT_DATA_DIR=$DATA_DIR
 SPONSORBOT_TRUSTED_PROXIES=127.0.0.1/32,::1/128
 SPONSORBOT_ACME_EMAIL=$EMAIL
 SPONSORBOT_WORKERS=$WORKERS
+# /metrics answers loopback without it; a scraper elsewhere sends "Authorization: Bearer <this>".
+SPONSORBOT_METRICS_TOKEN=$(new_secret 24)
 EOF
 }
 
@@ -275,7 +282,8 @@ plan_env() {
 			write_file 600 "$env_file" "$content"$'\n'
 		return 0
 	fi
-	local -a pairs=("SPONSORBOT_ACME_EMAIL=$EMAIL" "SPONSORBOT_WORKERS=$WORKERS")
+	local -a pairs=("SPONSORBOT_ACME_EMAIL=$EMAIL" "SPONSORBOT_WORKERS=$WORKERS"
+		"SPONSORBOT_PANEL_URL=https://$DOMAIN")
 	if [[ $NATIVE -eq 1 ]]; then
 		pairs+=("SPONSORBOT_PUBLIC_URL=https://$DOMAIN")
 	else
