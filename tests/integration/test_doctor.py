@@ -17,7 +17,7 @@ import pytest
 from sponsorbot.config import Settings
 from sponsorbot.engine.bots import BotService
 from sponsorbot.engine.token_box import TokenBox
-from sponsorbot.ops.doctor import Finding, run_doctor
+from sponsorbot.ops.doctor import PARALLEL_BOTS, Finding, run_doctor
 from sponsorbot.ops.doctor_local import GIB, MIB, disk_finding
 from sponsorbot.telegram import BotApi
 from tests.kit import SECRET, Telegram, eventually, make_settings, simulated_telegram
@@ -28,6 +28,16 @@ FORGET_LAST_MIGRATION = """
 DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)
 RETURNING version
 """
+# What a running migration or restore holds: each table the doctor reads, by the check reading it.
+LOCKS = {
+    "migrations": "LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE",
+    "secret key": "LOCK TABLE token_key_check IN ACCESS EXCLUSIVE MODE",
+    "bots": "LOCK TABLE bots IN ACCESS EXCLUSIVE MODE",
+}
+LOCKED = (
+    "the database did not answer within 1 s: a migration or restore may hold a lock; "
+    "see pg_stat_activity"
+)
 
 
 @dataclass
@@ -66,8 +76,10 @@ async def install(pool: asyncpg.Pool, db_dsn: str, tmp_path: Path) -> AsyncItera
         yield Install(tg, settings, public_url, hook, poll)
 
 
-async def doctor(settings: Settings, timeout_s: float = 5.0) -> dict[str, Finding]:
-    found = await run_doctor(settings, lambda _: None, timeout_s=timeout_s)
+async def doctor(
+    settings: Settings, timeout_s: float = 5.0, parallel: int = PARALLEL_BOTS
+) -> dict[str, Finding]:
+    found = await run_doctor(settings, lambda _: None, timeout_s=timeout_s, parallel=parallel)
     lines = {f.check: f for f in found}
     assert len(lines) == len(found), "a check was reported twice"
     return lines
@@ -209,6 +221,52 @@ async def test_a_hanging_telegram_is_cut_off_by_the_timeout(install: Install) ->
         token = bot_check(found, "bot", name)
         assert token.level == "FAIL"
         assert "Telegram did not answer getMe" in token.detail
+
+
+@contextlib.asynccontextmanager
+async def locked(dsn: str, lock: str) -> AsyncIterator[None]:
+    """Another session holding `lock` in an open transaction, as a migration or restore does."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute(lock)
+            yield
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize("check", list(LOCKS))
+async def test_a_locked_table_is_a_fail_and_the_other_checks_go_on(
+    install: Install, db_dsn: str, check: str
+) -> None:
+    async with locked(db_dsn, LOCKS[check]):
+        started = time.monotonic()
+        # A doctor that waits for the lock would wait as long as the lock is held: cut it off.
+        found = await asyncio.wait_for(doctor(install.settings, timeout_s=1.0), 15)
+        assert time.monotonic() - started < 5
+    assert found[check].line() == f"FAIL {check}: {LOCKED}"
+    for other in {"database", "migrations", "secret key", "clock"} - {check}:
+        assert found[other].level == "ok", found[other].line()
+    if check != "bots":
+        assert bot_check(found, "bot", HOOK).level == "ok"
+        assert bot_check(found, "webhook", POLL).level == "ok"
+
+
+async def test_many_slow_bots_each_get_their_own_time(install: Install, pool: asyncpg.Pool) -> None:
+    api = BotApi(install.tg.url)
+    try:
+        service = BotService(pool, api, TokenBox(SECRET.encode()), install.public_url)
+        for n in range(38):
+            bot = await install.tg.sim.create_bot(f"many{n}_doc_bot")
+            await service.add(str(bot["token"]), "polling")
+    finally:
+        await api.close()
+    # Each call answers in well under its 0.5 s, but 40 bots four at a time take some 3 s.
+    await install.tg.sim.set_latency(150)
+    found = await doctor(install.settings, timeout_s=0.5, parallel=4)
+    bots = [f for check, f in found.items() if check.startswith(("bot @", "webhook @"))]
+    assert len(bots) == 2 * 40
+    assert [f.line() for f in bots if f.level != "ok"] == []
 
 
 @contextlib.asynccontextmanager

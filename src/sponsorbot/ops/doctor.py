@@ -17,6 +17,7 @@ from sponsorbot.config import Settings
 from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.ops.doctor_local import (
     MIGRATE,
+    TIMED_OUT,
     Finding,
     Key,
     brief,
@@ -25,6 +26,7 @@ from sponsorbot.ops.doctor_local import (
     check_migrations,
     fail,
     key_without_database,
+    locked,
     reach_database,
     read_key,
     skip,
@@ -83,8 +85,8 @@ async def run_doctor(
             )
         else:
             try:
-                report(*await _database_checks(reached.conn, key))
-                bots, trouble = await _read_bots(reached.conn)
+                report(*await _database_checks(reached.conn, key, timeout_s))
+                bots, trouble = await _read_bots(reached.conn, timeout_s)
                 if trouble is not None:
                     report(trouble)
             finally:
@@ -104,7 +106,7 @@ async def run_doctor(
                         box,
                         settings.public_url,
                         parallel=parallel,
-                        deadline_s=timeout_s * 4,
+                        call_timeout_s=timeout_s,
                     )
                 )
         report(clock_finding(checked))
@@ -116,8 +118,9 @@ async def run_doctor(
     return found
 
 
-async def _database_checks(conn: asyncpg.Connection, key: Key) -> list[Finding]:
-    """The migrations and the key, each its own FAIL if the database refuses the reading."""
+async def _database_checks(conn: asyncpg.Connection, key: Key, timeout_s: float) -> list[Finding]:
+    """The migrations and the key, each its own FAIL if the database refuses the reading or
+    does not answer it in time (the next check is still tried: another table may be free)."""
     findings = []
     checks: tuple[tuple[str, Callable[[], Awaitable[Finding]]], ...] = (
         ("migrations", lambda: check_migrations(conn)),
@@ -126,15 +129,21 @@ async def _database_checks(conn: asyncpg.Connection, key: Key) -> list[Finding]:
     for name, check in checks:
         try:
             findings.append(await check())
+        except TIMED_OUT:
+            findings.append(locked(name, timeout_s))
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             findings.append(fail(name, f"cannot read it: {brief(exc)}"))
     return findings
 
 
-async def _read_bots(conn: asyncpg.Connection) -> tuple[list[BotRow] | None, Finding | None]:
+async def _read_bots(
+    conn: asyncpg.Connection, timeout_s: float
+) -> tuple[list[BotRow] | None, Finding | None]:
     """Every bot, oldest first; or the line saying why they cannot be read."""
     try:
         rows = await conn.fetch(BOTS)
+    except TIMED_OUT:
+        return None, locked("bots", timeout_s)
     except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError):
         return None, skip("bots", f"cannot read the bots before the migrations: {MIGRATE}")
     except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:

@@ -19,7 +19,6 @@ from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.migrate import OLDEST_SERVER, load_migrations
-from sponsorbot.db.pool import connect
 from sponsorbot.engine.bots import KEY_CHECK, KEY_MISMATCH, SOME_TOKENS
 from sponsorbot.engine.token_box import TokenBox
 
@@ -35,6 +34,13 @@ SERVER_VERSION = "SELECT current_setting('server_version'), current_setting('ser
 HAS_MIGRATIONS = "SELECT to_regclass('schema_migrations') IS NOT NULL"
 APPLIED = "SELECT version FROM schema_migrations ORDER BY version"
 MIGRATE = "run `sponsorbot migrate`"
+# The server's own bounds, besides the client's: a query waiting for a lock leaves the lock's
+# queue when it gives up, and nothing the doctor asks outlives the doctor.
+SESSION_TIMEOUTS = (
+    "SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', $1, false)"
+)
+# How a query cut off by those bounds (or the client's command_timeout) ends.
+TIMED_OUT = (TimeoutError, asyncpg.LockNotAvailableError, asyncpg.QueryCanceledError)
 ENV_KEY = "SPONSORBOT_SECRET_KEY"
 
 
@@ -120,7 +126,7 @@ async def reach_database(settings: Settings, timeout_s: float) -> tuple[Reached 
                 "check the disk and that the data dir belongs to this user",
             )
     try:
-        conn = await asyncio.wait_for(connect(dsn, role="doctor"), timeout_s)
+        conn = await asyncio.wait_for(_connect(dsn, timeout_s), timeout_s)
     except BaseException as exc:
         if embedded is not None:
             await asyncio.to_thread(embedded.release)
@@ -139,6 +145,34 @@ async def reach_database(settings: Settings, timeout_s: float) -> tuple[Reached 
             "database", f"{shown}: PostgreSQL {OLDEST_SERVER} or newer is needed; upgrade it"
         )
     return reached, ok("database", shown)
+
+
+async def _connect(dsn: str, timeout_s: float) -> asyncpg.Connection:
+    """The doctor's connection: every query on it ends within `timeout_s`.
+
+    A running migration or restore holds ACCESS EXCLUSIVE locks on the tables the checks read;
+    without these bounds the doctor would wait for as long as they are held.
+    """
+    conn = await asyncpg.connect(
+        dsn,
+        command_timeout=timeout_s,
+        server_settings={"application_name": "sponsorbot-doctor"},
+    )
+    try:
+        await conn.execute(SESSION_TIMEOUTS, f"{max(1, round(timeout_s * 1000))}ms")
+    except BaseException:
+        conn.terminate()
+        raise
+    return conn
+
+
+def locked(check: str, timeout_s: float) -> Finding:
+    """The line of a check whose reading did not end within `timeout_s`."""
+    return fail(
+        check,
+        f"the database did not answer within {timeout_s:g} s: a migration or restore may hold "
+        "a lock; see pg_stat_activity",
+    )
 
 
 def _connect_advice(at: str, exc: Exception, timeout_s: float) -> str:
