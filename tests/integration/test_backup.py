@@ -4,18 +4,24 @@ A populated installation (two bots on the simulator, their content, a campaign, 
 the gate, an owner, a day of statistics rolled up) is backed up through the CLI and restored
 into a fresh data dir (the embedded server): every table holds the same rows, and `sponsorbot
 run` starts on it and serves the bots and the campaign. Refusals: a backup of a newer schema,
-an occupied database without --force, files that are not our backups.
+an occupied database (bots, users, or another application's tables) without --force, files that
+are not our backups, crafted archives that would unpack into more than they say. A restore that
+fails at any point leaves the target as it was; a backup gives up behind a lock held too long.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import types
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -30,10 +36,11 @@ from sponsorbot.demo.setup import api_token, ensure_owner
 from sponsorbot.engine.bots import WRITE_KEY_CHECK
 from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.features.stats.rollup import roll_up
+from sponsorbot.ops import backup_archive
 from sponsorbot.ops.backup import make_backup
 from sponsorbot.ops.backup_archive import DUMP, MANIFEST, BackupError, Manifest, write_archive
-from sponsorbot.ops.backup_restore import restore
-from sponsorbot.ops.backup_tools import libpq_target
+from sponsorbot.ops.backup_restore import EMPTY_SCHEMA, restore
+from sponsorbot.ops.backup_tools import PgTool, libpq_target, pick, restore_script
 from tests.debian_pg import DebianPostgres, debian_bin
 from tests.integration.campaignkit import network
 from tests.kit import SECRET, make_settings
@@ -83,6 +90,10 @@ INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webho
 VALUES ($1, $2, $3, 'xxxx', 'polling', $2, '')
 """
 A_USER = "INSERT INTO users (email, name, role, password_hash) VALUES ($1, $1, 'owner', 'x')"
+INVOICES = """
+CREATE TABLE invoices (id int PRIMARY KEY, total numeric);
+INSERT INTO invoices VALUES (1, 9.5)
+"""
 
 
 async def fingerprint(dsn: str) -> dict[str, Any]:
@@ -354,3 +365,167 @@ def test_the_password_goes_to_the_environment_not_the_command_line() -> None:
     assert env["PGPASSWORD"] == "s&cret"
     uri, env = libpq_target("postgresql://postgres:@/postgres?host=/tmp/x")
     assert uri == "postgresql://postgres@/postgres?host=/tmp/x" and "PGPASSWORD" not in env
+
+
+async def _occupied_target(dsn: str) -> dict[str, Any]:
+    """A migrated database with a bot and a user of its own; its fingerprint."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await migrate(conn)
+        await conn.execute(A_BOT, 202, "other_bot", b"")
+        await conn.execute(A_USER, "someone@else.test")
+    finally:
+        await conn.close()
+    return await fingerprint(dsn)
+
+
+async def test_a_restore_that_fails_leaves_the_target_as_it_was(
+    db_dsn: str, empty_dsn: str, tmp_path: Path
+) -> None:
+    # The backup holds a schema `extra` that the target has too: psql fails on it, after the
+    # statement that empties the target's public schema.
+    await _execute(db_dsn, "CREATE SCHEMA extra")
+    archive = await _backup(db_dsn, tmp_path)
+    newer = tmp_path / "newer" / "b.tar"
+    newer.parent.mkdir()
+    shutil.copy(archive, newer)
+    _rewrite(newer, pg_dump_version="99.0")
+    occupied = await _occupied_target(empty_dsn)
+    await _execute(empty_dsn, "CREATE SCHEMA extra")
+    settings = make_settings(empty_dsn, "http://127.0.0.1:9", tmp_path)
+
+    with pytest.raises(BackupError, match="pg_restore of PostgreSQL 99 or newer is needed"):
+        await restore(settings, newer, True, print)
+    assert await fingerprint(empty_dsn) == occupied
+    with pytest.raises(BackupError) as caught:
+        await restore(settings, archive, True, print)
+    assert 'schema "extra" already exists' in str(caught.value)
+    assert str(caught.value).endswith(
+        "(nothing was changed: the database holds what it held before)"
+    )
+    assert await fingerprint(empty_dsn) == occupied
+
+
+async def test_a_pg_restore_that_stops_half_way_commits_nothing(
+    empty_dsn: str, tmp_path: Path
+) -> None:
+    occupied = await _occupied_target(empty_dsn)
+    real = pick("pg_restore", 15, 15)
+    # A pg_restore whose script ends early and well-formed, then fails: psql alone would
+    # run to the end of its input without an error.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    fake = tools / "pg_restore"
+    fake.write_text(
+        "#!/bin/sh\necho 'CREATE TABLE half (id int);'\necho 'pg_restore: error: cut' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    (tools / "psql").symlink_to(real.path.parent / "psql")
+    uri, env = libpq_target(empty_dsn)
+    with pytest.raises(BackupError, match=r"^pg_restore \S+ \(.*\) failed: cut$"):
+        await restore_script(PgTool(fake, real.version), tmp_path / "x", uri, env, 18, EMPTY_SCHEMA)
+    assert await fingerprint(empty_dsn) == occupied
+
+
+async def test_a_database_with_tables_that_are_not_sponsorbots_is_refused_unless_forced(
+    db_dsn: str, empty_dsn: str, tmp_path: Path, clean_env: Path
+) -> None:
+    archive = await _backup(db_dsn, tmp_path)
+    await _execute(empty_dsn, INVOICES)
+    foreign = await fingerprint(empty_dsn)
+    line = refused(cli("restore", str(archive), SPONSORBOT_DATABASE_URL=empty_dsn))
+    assert "holds tables that are not Sponsorbot's (invoices)" in line and "--force" in line
+    assert await fingerprint(empty_dsn) == foreign
+
+    # Sponsorbot's tables beside another application's, without a bot or a user: refused too.
+    conn = await asyncpg.connect(empty_dsn)
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+    settings = make_settings(empty_dsn, "http://127.0.0.1:9", tmp_path)
+    with pytest.raises(BackupError, match=r"not Sponsorbot's \(invoices\)"):
+        await restore(settings, archive, False, print)
+    assert ("invoices", b"r") in (await fingerprint(empty_dsn))["relations"]
+
+    said: list[str] = []
+    await restore(settings, archive, True, said.append)
+    assert (
+        "replaced what the database held (0 bot(s), 0 user(s) and tables that are not "
+        "Sponsorbot's (invoices))" in said
+    )
+    assert ("invoices", b"r") not in (await fingerprint(empty_dsn))["relations"]
+
+
+def _crafted(path: Path, dump: Path, dump_bytes: int, sha256: str, *tar_options: str) -> None:
+    """An archive of `dump` (by GNU tar, with its options) under a manifest saying the rest."""
+    manifest = Manifest(
+        "0.1.0", 1, "2025-01-01T00:00:00+00:00", "18.0", "x", "18.0", sha256, dump_bytes
+    )
+    (dump.parent / MANIFEST).write_text(manifest.to_json())
+    subprocess.run(
+        ["tar", *tar_options, "-cf", str(path), "-C", str(dump.parent), MANIFEST, dump.name],
+        check=True,
+    )
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="GNU tar is not installed")
+async def test_an_archive_is_never_unpacked_into_more_than_its_manifest_says(
+    db_dsn: str, empty_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(empty_dsn, "http://127.0.0.1:9", tmp_path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    sparse = parts / DUMP
+    size = 64 * 1024 * 1024
+    sparse.touch()
+    os.truncate(sparse, size)
+    zeros = hashlib.sha256(bytes(size)).hexdigest()
+    small = tmp_path / "sparse" / "b.tar"
+    small.parent.mkdir()
+    _crafted(small, sparse, size, zeros, "--sparse")
+    assert small.stat().st_size < 64 * 1024
+    with pytest.raises(BackupError, match=r"database\.dump is a sparse or special member"):
+        await restore(settings, small, False, print)
+    assert os.listdir(small.parent) == ["b.tar"], "a work directory was left behind"
+
+    real = await _backup(db_dsn, tmp_path)
+    with tarfile.open(real) as tar:
+        sparse.write_bytes(tar.extractfile(DUMP).read())  # type: ignore[union-attr]
+    whole = sparse.stat().st_size
+    lying = tmp_path / "lying.tar"
+    _crafted(lying, sparse, 1000, backup_archive.sha256_of(sparse))
+    with pytest.raises(BackupError, match=f"holds {whole} bytes, its manifest says 1000"):
+        await restore(settings, lying, False, print)
+
+    # A disk with one byte free: whatever the dump's size, there is no room for it.
+    full = types.SimpleNamespace(total=1, used=0, free=1)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: full)
+    with pytest.raises(BackupError, match="no room to unpack the dump of"):
+        await restore(settings, real, False, print)
+    assert (await fingerprint(empty_dsn))["relations"] == [], "the target was touched"
+
+
+async def test_a_backup_gives_up_behind_a_lock_held_too_long(db_dsn: str, tmp_path: Path) -> None:
+    migration = await asyncpg.connect(db_dsn)
+    try:
+        await migration.execute("BEGIN; LOCK TABLE bots IN ACCESS EXCLUSIVE MODE")
+        settings = make_settings(db_dsn, "http://127.0.0.1:9", tmp_path)
+        archive = tmp_path / "b.tar"
+        with pytest.raises(BackupError) as caught:
+            await asyncio.wait_for(make_backup(settings, archive, print, lock_wait_s=1), 20)
+    finally:
+        await migration.close()
+    assert str(caught.value) == (
+        "another client (a migration, an update?) held a table locked for more than 1 s, "
+        "so nothing was backed up: try again once it is done"
+    )
+    assert os.listdir(tmp_path) == [], "a file was left behind"
+
+
+async def _execute(dsn: str, sql: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()

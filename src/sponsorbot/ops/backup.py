@@ -21,7 +21,7 @@ from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.ops.backup_archive import BackupError, Manifest, sha256_of, write_archive
-from sponsorbot.ops.backup_tools import libpq_target, major_of, pick, run_tool
+from sponsorbot.ops.backup_tools import PgTool, libpq_target, major_of, pick, run_tool
 
 FACTS = """
 SELECT current_database() AS database,
@@ -29,6 +29,9 @@ SELECT current_database() AS database,
        to_regclass('schema_migrations') IS NOT NULL AS migrated
 """
 LEVEL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+# pg_dump locks every table before it reads: behind a migration (or anything else holding a
+# table exclusively) it gives up after this long instead of waiting, and the api with it.
+LOCK_WAIT_S = 60
 
 Say = Callable[[str], None]
 
@@ -94,8 +97,26 @@ def _size(count: int) -> str:
     return f"{count / 1024 / 1024:.1f} MiB"
 
 
-async def make_backup(settings: Settings, path: Path, say: Say) -> Manifest:
-    """Dump the database into the archive at `path` and say where the secret key is."""
+async def _dump(db: Database, tool: PgTool, dump: Path, lock_wait_s: int) -> None:
+    uri, env = libpq_target(db.dsn)
+    args = ["--format=custom", "--no-password", f"--lock-wait-timeout={lock_wait_s}s"]
+    try:
+        await run_tool(tool, [*args, f"--file={dump}", f"--dbname={uri}"], env)
+    except BackupError as exc:
+        # pg_dump bounds its LOCK TABLE statements with statement_timeout.
+        if "statement timeout" not in str(exc) and "lock timeout" not in str(exc):
+            raise
+        raise BackupError(
+            f"another client (a migration, an update?) held a table locked for more than "
+            f"{lock_wait_s} s, so nothing was backed up: try again once it is done"
+        ) from None
+
+
+async def make_backup(
+    settings: Settings, path: Path, say: Say, lock_wait_s: int = LOCK_WAIT_S
+) -> Manifest:
+    """Dump the database into the archive at `path` and say where the secret key is; waiting
+    at most `lock_wait_s` seconds for the locks pg_dump takes."""
     target = _target(path)
     try:
         # Beside the target, not in /tmp: the dump is as big as the database, and the same
@@ -112,11 +133,8 @@ async def make_backup(settings: Settings, path: Path, say: Say) -> Manifest:
                     "nothing to back up"
                 )
             tool = pick("pg_dump", known.server_major, known.server_major)
-            uri, env = libpq_target(db.dsn)
             dump = work / "database.dump"
-            await run_tool(
-                tool, ["--format=custom", "--no-password", f"--file={dump}", f"--dbname={uri}"], env
-            )
+            await _dump(db, tool, dump, lock_wait_s)
         manifest = Manifest(
             product_version=__version__,
             migration=known.migration,

@@ -3,17 +3,23 @@
 The manifest comes first in the archive, so a restore reads it (and refuses a backup it cannot
 take) before touching the dump. The file is written under a temporary name and renamed into
 place, so an interrupted backup never leaves a half-written file under the name asked for.
+A restore copies out no more than the manifest's dump_bytes, of a plain member of that size:
+a small crafted archive cannot fill a disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import secrets
+import shutil
 import tarfile
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, TypeGuard
@@ -25,6 +31,10 @@ DUMP = "database.dump"
 # A manifest is a few hundred bytes: anything much larger is not ours.
 _MANIFEST_MAX = 64 * 1024
 _CHUNK = 1024 * 1024
+# Room left over beside the dump when unpacking it, for whatever else writes on that disk.
+_SPARE = 64 * 1024 * 1024
+# What `sponsorbot backup` writes the dump as (sparse and other kinds never).
+_PLAIN = (tarfile.REGTYPE, tarfile.AREGTYPE)
 
 
 class BackupError(Exception):
@@ -150,32 +160,91 @@ def _member(tar: tarfile.TarFile, path: Path, name: str) -> tuple[tarfile.TarInf
     return info, source
 
 
+def _dump_member(tar: tarfile.TarFile, path: Path, manifest: Manifest) -> IO[bytes]:
+    """The dump's member, if it is plain, of the manifest's size and wholly in the file."""
+    info, source = _member(tar, path, DUMP)
+    if info.type not in _PLAIN or info.issparse():
+        raise BackupError(
+            f"{path} is not a Sponsorbot backup ({DUMP} is a sparse or special member, which "
+            "sponsorbot backup never writes)"
+        )
+    if info.size != manifest.dump_bytes:
+        raise BackupError(
+            f"{path} is damaged ({DUMP} holds {info.size} bytes, its manifest says "
+            f"{manifest.dump_bytes})"
+        )
+    if info.offset_data + info.size > path.stat().st_size:
+        raise BackupError(f"{path} is damaged (the archive is cut short)")
+    return source
+
+
 def read_manifest(path: Path) -> Manifest:
-    """The manifest of the backup at `path`, checked; BackupError if it is not our backup."""
+    """The manifest of the backup at `path`, checked with the dump's member it describes;
+    BackupError if it is not our backup."""
     try:
         with _open_tar(path) as tar:
             info, source = _member(tar, path, MANIFEST)
             if info.size > _MANIFEST_MAX:
                 raise BackupError(f"{path} is not a Sponsorbot backup (its manifest is too big)")
-            text = source.read()
+            manifest = Manifest.from_json(source.read(), str(path))
+            _dump_member(tar, path, manifest)
     except (tarfile.TarError, EOFError):
         raise BackupError(f"{path} is damaged (the archive is cut short)") from None
-    return Manifest.from_json(text, str(path))
+    return manifest
+
+
+def _mib(count: int) -> str:
+    return f"{count / 1024 / 1024:.0f} MiB"
+
+
+@contextlib.contextmanager
+def work_dir(path: Path, manifest: Manifest) -> Iterator[Path]:
+    """A private directory with room for the dump, removed afterwards: beside the backup file
+    (its disk held the archive, about as big as the dump, and it is not a small /tmp), else in
+    the system's temporary directory (TMPDIR)."""
+    need = manifest.dump_bytes + _SPARE
+    tried: list[str] = []
+    for parent in dict.fromkeys([path.absolute().parent, Path(tempfile.gettempdir())]):
+        try:
+            free = shutil.disk_usage(parent).free
+            if free < need:
+                tried.append(f"{parent} has {_mib(free)} free")
+                continue
+            work = Path(tempfile.mkdtemp(prefix=".sponsorbot-restore-", dir=parent))
+        except OSError as exc:
+            tried.append(f"{parent}: {exc.strerror or exc}")
+            continue
+        try:
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
+    raise BackupError(
+        f"no room to unpack the dump of {path} ({_mib(need)} needed; {'; '.join(tried)}): "
+        "free some space, or set TMPDIR to a directory on a disk with room"
+    )
 
 
 def extract_dump(path: Path, manifest: Manifest, into: Path) -> Path:
-    """Copy the dump out of the archive into the directory `into`, checking its checksum."""
+    """Copy the dump out of the archive into the directory `into`, checking its checksum;
+    never more than the manifest's dump_bytes."""
     target = into / DUMP
     digest = hashlib.sha256()
+    left = manifest.dump_bytes
     try:
         with _open_tar(path) as tar:
-            _, source = _member(tar, path, DUMP)
+            source = _dump_member(tar, path, manifest)
             with target.open("wb") as out:
-                while chunk := source.read(_CHUNK):
+                while left and (chunk := source.read(min(_CHUNK, left))):
                     digest.update(chunk)
                     out.write(chunk)
+                    left -= len(chunk)
     except (tarfile.TarError, EOFError):
         raise BackupError(f"{path} is damaged (the archive is cut short)") from None
+    except OSError as exc:
+        raise BackupError(f"cannot unpack the dump into {into}: {exc.strerror or exc}") from None
+    if left:
+        raise BackupError(f"{path} is damaged (the archive is cut short)")
     if digest.hexdigest() != manifest.dump_sha256:
         raise BackupError(f"{path} is damaged (the dump does not match its checksum)")
     return target

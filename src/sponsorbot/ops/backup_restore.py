@@ -2,14 +2,16 @@
 
 Refused, before anything changes: a file that is not our backup, a backup of a newer schema
 than this version knows, a database that Sponsorbot processes are using, and one that already
-holds bots or users unless --force. The public schema is emptied and the dump restored in one
-transaction; the migrations then bring an older backup up to date. A secret key here that cannot
-open the backup's tokens is a warning, not a failure: the data is back, and the key may follow.
+holds bots, users or tables that are not Sponsorbot's unless --force. The tools are chosen and
+the dump extracted and checked first; then the public schema is emptied and the dump restored in
+one transaction, so a failure anywhere leaves the database as it was. The migrations then bring
+an older backup up to date. A secret key here that cannot open the backup's tokens is a warning,
+not a failure: the data is back, and the key may follow.
 """
 
 from __future__ import annotations
 
-import tempfile
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +25,14 @@ from sponsorbot.db.migrate import migrate as apply_migrations
 from sponsorbot.engine.bots import KEY_CHECK, SOME_TOKENS
 from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.ops.backup import Say, database, facts, key_whereabouts
-from sponsorbot.ops.backup_archive import BackupError, Manifest, extract_dump, read_manifest
-from sponsorbot.ops.backup_tools import libpq_target, major_of, pick, restore_script
+from sponsorbot.ops.backup_archive import (
+    BackupError,
+    Manifest,
+    extract_dump,
+    read_manifest,
+    work_dir,
+)
+from sponsorbot.ops.backup_tools import libpq_target, major_of, pick, psql_beside, restore_script
 
 # Other Sponsorbot processes on this database (each names its role in application_name).
 IN_USE = """
@@ -36,14 +44,25 @@ ORDER BY 1
 HAS_TABLE = "SELECT to_regclass($1) IS NOT NULL"
 COUNT_BOTS = "SELECT count(*) FROM bots"
 COUNT_USERS = "SELECT count(*) FROM users"
-# Not waiting forever behind a client that is not ours and holds a lock.
-LOCK_TIMEOUT = "SET LOCAL lock_timeout = '15s'"
-# Everything the product made lives in the public schema; recreated as PostgreSQL 15+ makes it.
-EMPTY_SCHEMA = """
+# The tables, views and foreign tables of the public schema (partitions go with their parent).
+PUBLIC_TABLES = """
+SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+ORDER BY 1
+"""
+MIGRATIONS_TABLE = "schema_migrations"
+# The names our migrations create tables under (the monthly partitions are made by a function).
+_CREATES = re.compile(r"\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+# Runs first in the restore's one transaction: everything the product made lives in the public
+# schema, recreated as PostgreSQL 15+ makes it; not waiting forever behind a client that is not
+# ours and holds a lock (the script's own preamble sets lock_timeout back to 0 afterwards).
+EMPTY_SCHEMA = b"""
+SET LOCAL lock_timeout = '15s';
 DROP SCHEMA IF EXISTS public CASCADE;
 CREATE SCHEMA public;
 GRANT USAGE ON SCHEMA public TO PUBLIC;
 """
+_NOTHING_CHANGED = "nothing was changed: the database holds what it held before"
 
 
 @dataclass(frozen=True)
@@ -52,9 +71,29 @@ class Occupants:
 
     bots: int
     users: int
+    foreign: tuple[str, ...] = ()  # tables in public that no Sponsorbot migration made
 
     def __bool__(self) -> bool:
-        return self.bots > 0 or self.users > 0
+        return self.bots > 0 or self.users > 0 or bool(self.foreign)
+
+    def __str__(self) -> str:
+        held = f"{self.bots} bot(s), {self.users} user(s)"
+        if self.foreign:
+            held += f" and tables that are not Sponsorbot's ({_listed(self.foreign)})"
+        return held
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def our_tables() -> frozenset[str]:
+    """Every table name a Sponsorbot migration creates (some later dropped), lower case."""
+    names = {MIGRATIONS_TABLE}
+    for migration in load_migrations():
+        names.update(name.lower() for name in _CREATES.findall(migration.sql))
+    return frozenset(names)
 
 
 async def _count(conn: asyncpg.Connection, table: str, query: str) -> int:
@@ -64,9 +103,14 @@ async def _count(conn: asyncpg.Connection, table: str, query: str) -> int:
 
 
 async def occupants(conn: asyncpg.Connection) -> Occupants:
-    """How many bots and users the database holds (0 where the tables are missing)."""
+    """How many bots and users the database holds (0 where the tables are missing), and its
+    tables that are not Sponsorbot's: every one, where no migration was ever applied."""
+    tables = [r["relname"] for r in await conn.fetch(PUBLIC_TABLES)]
+    ours = our_tables() if MIGRATIONS_TABLE in tables else frozenset()
     return Occupants(
-        await _count(conn, "bots", COUNT_BOTS), await _count(conn, "users", COUNT_USERS)
+        await _count(conn, "bots", COUNT_BOTS) if ours else 0,
+        await _count(conn, "users", COUNT_USERS) if ours else 0,
+        tuple(name for name in tables if name not in ours),
     )
 
 
@@ -81,8 +125,8 @@ def check_level(manifest: Manifest, name: str) -> None:
         )
 
 
-async def _prepare(conn: asyncpg.Connection, force: bool) -> Occupants:
-    """Refuse a database in use or occupied (unless forced); then empty it."""
+async def _check_target(conn: asyncpg.Connection, force: bool) -> Occupants:
+    """Refuse a database in use, or occupied unless forced; change nothing."""
     users = [r["application_name"] for r in await conn.fetch(IN_USE)]
     if users:
         raise BackupError(
@@ -90,26 +134,31 @@ async def _prepare(conn: asyncpg.Connection, force: bool) -> Occupants:
             "every worker first, then restore"
         )
     held = await occupants(conn)
+    if held.foreign and not force:
+        raise BackupError(
+            f"the database holds tables that are not Sponsorbot's ({_listed(held.foreign)}): "
+            "restore into an empty database (a new data dir or database), or add --force to "
+            "drop them with everything else in its public schema"
+        )
     if held and not force:
         raise BackupError(
             f"the database already holds {held.bots} bot(s) and {held.users} user(s): restore "
             "into an empty one (a new data dir or database), or add --force to replace them"
         )
-    try:
-        async with conn.transaction():
-            await conn.execute(LOCK_TIMEOUT)
-            await conn.execute(EMPTY_SCHEMA)
-    except asyncpg.LockNotAvailableError:
-        raise BackupError(
-            "another client holds locks in this database: stop what uses it, then restore"
-        ) from None
-    except asyncpg.InsufficientPrivilegeError as exc:
-        raise BackupError(
-            f"cannot empty the database: {exc}; restore as the owner of its public schema"
-        ) from None
-    except asyncpg.PostgresError as exc:
-        raise BackupError(f"cannot empty the database: {exc}") from None
     return held
+
+
+def _failed(exc: BackupError) -> BackupError:
+    # psql's line, with what it means for the owner: the transaction was rolled back.
+    line = str(exc)
+    if "lock timeout" in line:
+        return BackupError(
+            f"another client holds locks in this database: stop what uses it, then restore "
+            f"({_NOTHING_CHANGED})"
+        )
+    if "must be owner" in line:
+        line += "; restore as the owner of the database's public schema"
+    return BackupError(f"{line} ({_NOTHING_CHANGED})")
 
 
 def _installed_key(settings: Settings) -> bytes | None:
@@ -144,16 +193,21 @@ async def key_warning(conn: asyncpg.Connection, settings: Settings) -> str | Non
     )
 
 
-async def _restore_into(db: Database, manifest: Manifest, dump: Path, force: bool) -> Occupants:
+async def _restore_into(db: Database, manifest: Manifest, path: Path, force: bool) -> Occupants:
+    """Check the target and the tools and extract the dump, changing nothing; then empty the
+    public schema and restore the dump in one transaction."""
     async with db.pool.acquire() as conn:
         server = major_of((await facts(db)).server_version)
-        held = await _prepare(conn, force)
+        held = await _check_target(conn, force)
     tool = pick("pg_restore", major_of(manifest.pg_dump_version), server)
+    psql_beside(tool)  # missing, it is said now rather than after the dump is unpacked
     uri, env = libpq_target(db.dsn)
-    try:
-        await restore_script(tool, dump, uri, env, server)
-    except BackupError as exc:
-        raise BackupError(f"{exc} (the database is left empty)") from None
+    with work_dir(path, manifest) as work:
+        dump = extract_dump(path, manifest, work)
+        try:
+            await restore_script(tool, dump, uri, env, server, EMPTY_SCHEMA)
+        except BackupError as exc:
+            raise _failed(exc) from None
     return held
 
 
@@ -161,21 +215,19 @@ async def restore(settings: Settings, path: Path, force: bool, say: Say) -> None
     """Put the backup at `path` into the configured database, migrate it, check the key."""
     manifest = read_manifest(path)
     check_level(manifest, str(path))
-    with tempfile.TemporaryDirectory(prefix="sponsorbot-restore-") as work:
-        dump = extract_dump(path, manifest, Path(work))
-        async with database(settings, "restore") as db:
-            held = await _restore_into(db, manifest, dump, force)
-            conn = await db.connect("restore-migrate")
-            try:
-                applied = await apply_migrations(conn)
-                now = await occupants(conn)
-                warning = await key_warning(conn, settings)
-            except MigrationError as exc:
-                raise BackupError(f"restored, but the migrations failed: {exc}") from None
-            finally:
-                await conn.close()
+    async with database(settings, "restore") as db:
+        held = await _restore_into(db, manifest, path, force)
+        conn = await db.connect("restore-migrate")
+        try:
+            applied = await apply_migrations(conn)
+            now = await occupants(conn)
+            warning = await key_warning(conn, settings)
+        except MigrationError as exc:
+            raise BackupError(f"restored, but the migrations failed: {exc}") from None
+        finally:
+            await conn.close()
     if held:
-        say(f"replaced what the database held ({held.bots} bot(s), {held.users} user(s))")
+        say(f"replaced what the database held ({held})")
     say(
         f"restored {path} (Sponsorbot {manifest.product_version}, migration "
         f"{manifest.migration}, made {manifest.created_at}): {now.bots} bot(s), "

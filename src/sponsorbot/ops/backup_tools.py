@@ -27,6 +27,10 @@ _VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?")
 # libpq gives up on an unreachable server after this many seconds instead of hanging.
 _CONNECT_TIMEOUT_S = "15"
 _CHUNK = 1024 * 1024
+# The transaction is ours, not psql's --single-transaction: that one commits at the end of
+# its input, even when the input ends early because pg_restore failed.
+_BEGIN = b"BEGIN;\n"
+_COMMIT = b"COMMIT;\n"
 
 
 @dataclass(frozen=True)
@@ -157,14 +161,16 @@ def _in_preamble(line: bytes) -> bool:
     return line.startswith((b"SET ", b"SELECT ", b"--", b"\\")) or not line.strip()
 
 
-async def _pump(writer: Process, sink: asyncio.StreamWriter, server: int) -> None:
-    """Copy the script from pg_restore to psql, dropping what the server would refuse from
-    its preamble (the lines before the first statement that builds something)."""
+async def _pump(writer: Process, sink: asyncio.StreamWriter, server: int, head: bytes) -> None:
+    """Open a transaction and send `head`, then copy the script from pg_restore to psql,
+    dropping what the server would refuse from its preamble (the lines before the first
+    statement that builds something); commit only if pg_restore got to its end."""
     assert writer.stdout is not None
     source = writer.stdout
     pending = b""
     preamble = True
     try:
+        sink.write(_BEGIN + head)
         while chunk := await source.read(_CHUNK):
             if preamble:
                 pending += chunk
@@ -181,6 +187,10 @@ async def _pump(writer: Process, sink: asyncio.StreamWriter, server: int) -> Non
             sink.write(chunk)
             await sink.drain()
         sink.write(pending)
+        # A pg_restore that stopped half-way leaves a script cut short: without the COMMIT,
+        # psql ends with the transaction open and the server rolls it back.
+        if await writer.wait() == 0:
+            sink.write(_COMMIT)
         await sink.drain()
     except (BrokenPipeError, ConnectionResetError):
         # psql stopped early (its own error says why): pg_restore would wait on a full pipe.
@@ -189,32 +199,40 @@ async def _pump(writer: Process, sink: asyncio.StreamWriter, server: int) -> Non
         sink.close()
 
 
+def psql_beside(pg_restore: PgTool) -> PgTool:
+    """The psql of pg_restore's own directory (restore_script runs the two together)."""
+    psql = PgTool(pg_restore.path.parent / "psql", pg_restore.version)
+    if not os.access(psql.path, os.X_OK):
+        raise BackupError(f"there is no psql beside {pg_restore.path}: install it from the same")
+    return psql
+
+
 async def restore_script(
-    pg_restore: PgTool, dump: Path, uri: str, env: dict[str, str], server: int
+    pg_restore: PgTool, dump: Path, uri: str, env: dict[str, str], server: int, head: bytes
 ) -> None:
-    """Restore the dump through psql (from pg_restore's own directory), in one transaction.
+    """Run `head` and then the dump through psql (from pg_restore's own directory), all in one
+    transaction: if anything fails (psql stops at the first error), nothing `head` or the dump
+    did stays.
 
     pg_restore turns the archive into a script and psql runs it, so a dump from a newer server
     (the embedded PostgreSQL 18) goes into an older one (Debian 12's 15): pg_restore alone would
     send the newer server's settings straight to the old one.
     """
-    psql = PgTool(pg_restore.path.parent / "psql", pg_restore.version)
-    if not os.access(psql.path, os.X_OK):
-        raise BackupError(f"there is no psql beside {pg_restore.path}: install it from the same")
+    psql = psql_beside(pg_restore)
     environ = {**os.environ, **env, "PGOPTIONS": "-c client_min_messages=warning"}
     writer = await asyncio.create_subprocess_exec(
         str(pg_restore.path), "--no-owner", "--no-acl", "--file=-", str(dump),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ,
     )  # fmt: skip
     runner = await asyncio.create_subprocess_exec(
-        str(psql.path), "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--single-transaction",
+        str(psql.path), "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1",
         "--no-password", f"--dbname={uri}", "--file=-",
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environ,
     )  # fmt: skip
     assert writer.stderr and runner.stdin and runner.stderr
     try:
         _, written, ran = await asyncio.gather(
-            _pump(writer, runner.stdin, server), writer.stderr.read(), runner.stderr.read()
+            _pump(writer, runner.stdin, server, head), writer.stderr.read(), runner.stderr.read()
         )
     except BaseException:
         # Interrupted: psql's transaction is rolled back when it dies.
