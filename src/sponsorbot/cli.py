@@ -125,7 +125,10 @@ def restore(
     path: Annotated[Path, typer.Argument(help="A file written by `sponsorbot backup`.")],
     force: Annotated[
         bool,
-        typer.Option("--force", help="Replace a database that already holds bots, users or tables not of Sponsorbot."),
+        typer.Option(
+            "--force",
+            help="Replace a database that already holds bots, users or tables not of Sponsorbot.",
+        ),
     ] = False,
 ) -> None:
     """Put a backup into the database (stop the api and the workers first), then migrate it."""
