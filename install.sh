@@ -128,7 +128,8 @@ check_os() {
 }
 
 # check_port PORT OURS...: the port is free, or held by one of our own programs on a re-run;
-# Caddy cannot do without 80 and 443, the api's port only draws a warning (it can move).
+# Caddy cannot do without 80 and 443, the api's port only draws a warning (it can move). A
+# native install uses the Caddy it finds on 80 and 443: it adds our site to that one.
 check_port() {
 	local port=$1 line proc
 	shift
@@ -143,6 +144,13 @@ check_port() {
 		return 0
 	fi
 	if [[ $port == 80 || $port == 443 ]]; then
+		if [[ $proc == caddy && $NATIVE -eq 1 ]]; then
+			say "ok   port $port: held by this server's Caddy, which will serve Sponsorbot's site too"
+			return 0
+		fi
+		if [[ $proc == caddy ]]; then
+			die "port $port is taken by this server's Caddy: the Docker install runs a Caddy of its own, which needs 80 and 443 (install with --native to add Sponsorbot's site to the Caddy you have, or stop it)"
+		fi
 		die "port $port is taken by ${proc:-another program}: Caddy needs 80 and 443 for HTTPS (stop that service, or put Sponsorbot behind it by hand)"
 	fi
 	accept_or_stop "port $port on this machine is taken by ${proc:-another program}; the api needs it (a Docker install can move it: SPONSORBOT_API_PORT in .env)"
@@ -194,7 +202,15 @@ check_docker() {
 		if [[ $id == ubuntu ]]; then PACKAGES+=(docker-compose-v2); else PACKAGES+=(docker-compose); fi
 		say "--   compose: not installed; the ${PACKAGES[-1]} package will be"
 	fi
-	if docker info >/dev/null 2>&1; then
+	# `docker info` would start a stopped daemon through its socket: a dry run only asks systemd.
+	if [[ $DRY_RUN -eq 1 ]]; then
+		if systemctl is-active --quiet docker 2>/dev/null; then
+			say "ok   docker daemon: active in systemd (a real run checks it answers: docker info)"
+		else
+			DOCKER_DAEMON=0
+			say "--   docker daemon: not active in systemd; a real run asks it (docker info) and enables and starts it if it does not answer"
+		fi
+	elif docker info >/dev/null 2>&1; then
 		say "ok   docker daemon: running"
 	else
 		DOCKER_DAEMON=0
@@ -267,7 +283,8 @@ SPONSORBOT_DATA_DIR=$DATA_DIR
 SPONSORBOT_TRUSTED_PROXIES=127.0.0.1/32,::1/128
 SPONSORBOT_ACME_EMAIL=$EMAIL
 SPONSORBOT_WORKERS=$WORKERS
-# /metrics answers loopback without it; a scraper elsewhere sends "Authorization: Bearer <this>".
+# /metrics answers a scraper that sends "Authorization: Bearer <this>", on this machine too: the
+# api believes 127.0.0.1 to be Caddy (above), so a request from loopback counts as proxied.
 SPONSORBOT_METRICS_TOKEN=$(new_secret 24)
 EOF
 }
@@ -312,12 +329,16 @@ install_packages() {
 plan_release_copy() {
 	local installed ours
 	ours=$(tree_version "$SRC")
-	[[ $SRC == "$ROOT$DIR" ]] && return 0
+	if [[ $SRC -ef $ROOT$DIR ]]; then
+		step "make root the owner of Sponsorbot's files in $DIR (no one else may change what root runs)" \
+			copy_release "$SRC" "$ROOT$DIR"
+		return 0
+	fi
 	installed=$(tree_version "$ROOT$DIR")
 	if [[ -n $installed && $installed != "$ours" ]]; then
 		die "$DIR holds Sponsorbot $installed; this is $ours: update with ./update.sh --release <archive>"
 	fi
-	step "copy Sponsorbot $ours from $SRC into $DIR" copy_release "$SRC" "$ROOT$DIR"
+	step "copy Sponsorbot $ours from $SRC into $DIR (owned by root)" copy_release "$SRC" "$ROOT$DIR"
 }
 
 plan_ufw() {
@@ -348,12 +369,7 @@ plan_docker() {
 		print_setup_code compose exec -T api sponsorbot setup-code
 }
 
-# The Caddy files of the native install: our site, and a main Caddyfile that imports it.
-caddy_site() {
-	sed -e "s/{\$SPONSORBOT_DOMAIN}/$DOMAIN/g" -e "s/{\$SPONSORBOT_UPSTREAM}/127.0.0.1:8080/g" \
-		"$SRC/deploy/Caddyfile"
-}
-
+# The main Caddyfile of the native install: the global options, and an import of our site.
 caddy_main() {
 	cat <<EOF
 # Written by Sponsorbot's install.sh: the global options, then the sites in /etc/caddy.
@@ -370,7 +386,7 @@ EOF
 plan_caddy() {
 	local main="$ROOT/etc/caddy/Caddyfile" stock current
 	step "write /etc/caddy/sponsorbot.caddy (https://$DOMAIN to 127.0.0.1:8080)" \
-		write_file 644 "$ROOT/etc/caddy/sponsorbot.caddy" "$(caddy_site)"$'\n'
+		write_file 644 "$ROOT/etc/caddy/sponsorbot.caddy" "$(caddy_site "$DOMAIN" 127.0.0.1:8080 <"$SRC/deploy/Caddyfile")"$'\n'
 	stock=$(dpkg-query -W -f='${Conffiles}' caddy 2>/dev/null | awk '$1 == "/etc/caddy/Caddyfile" { print $2 }' || true)
 	current=""
 	if [[ -e $main ]]; then current=$(md5sum <"$main" | cut -d' ' -f1); fi
@@ -403,6 +419,11 @@ reload_caddy() {
 	systemctl reload-or-restart caddy
 }
 
+install_venv() {
+	"$1/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	own_by_root "$1"
+}
+
 # psql reads this on its input: the password is a psql variable, quoted by psql itself.
 database_sql() {
 	cat <<EOF
@@ -424,10 +445,10 @@ setup_database() {
 
 # The units, with the install directory put in when it is not /opt/sponsorbot.
 install_units() {
-	local unit
+	local unit content
 	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
-		write_file 644 "$ROOT/etc/systemd/system/$unit" \
-			"$(sed "s#/opt/sponsorbot#$DIR#g" "$SRC/deploy/systemd/$unit")"$'\n'
+		content=$(sed "s#/opt/sponsorbot#$DIR#g" "$SRC/deploy/systemd/$unit")
+		write_file 644 "$ROOT/etc/systemd/system/$unit" "$content"$'\n'
 	done
 	systemctl daemon-reload
 }
@@ -459,13 +480,15 @@ plan_native() {
 	fi
 	step "create the data directory $DATA_DIR (mode 700, owned by sponsorbot)" \
 		install -d -m 0700 -o sponsorbot -g sponsorbot "$ROOT$DATA_DIR"
+	step "create $DATA_DIR/backups for the backups (mode 700, owned by sponsorbot)" \
+		install -d -m 0700 -o sponsorbot -g sponsorbot "$ROOT$DATA_DIR/backups"
 	plan_release_copy
 	plan_env
 	if [[ ! -x $ROOT$DIR/venv/bin/python ]]; then
 		step "create the virtual environment $DIR/venv" python3 -m venv "$ROOT$DIR/venv"
 	fi
-	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip)" \
-		"$ROOT$DIR/venv/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip; owned by root)" \
+		install_venv "$ROOT$DIR/venv"
 	step "enable and start PostgreSQL" systemctl enable --now postgresql
 	step "PostgreSQL: the role sponsorbot (made if missing; its password set to the one in .env) and the database sponsorbot (made if missing)" \
 		setup_database

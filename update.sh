@@ -7,6 +7,11 @@
 #   sudo ./update.sh                                     # rebuild and restart what is in --dir
 #
 # Like install.sh it prints the plan before changing anything; --dry-run stops there.
+#
+# The release overwrites this very file while it runs, and bash reads a script as it goes: the
+# last line runs main and exits inside one command, which bash has read whole before it starts,
+# so nothing of the new file is ever read by the old run (deploy/common.sh is read whole when
+# sourced).
 set -euo pipefail
 
 PROG=update.sh
@@ -18,6 +23,8 @@ RELEASE=""
 DIR=/opt/sponsorbot
 DRY_RUN=0
 YES=0
+ALLOW_DOWNGRADE=0
+REINSTALL=0
 MODE=""
 NEW_VERSION=""
 UNPACKED=""
@@ -25,11 +32,14 @@ UNPACKED=""
 usage() {
 	cat <<'EOF'
 Usage: update.sh [--release FILE] [--dir DIR] [--dry-run] [--yes]
+                 [--reinstall] [--allow-downgrade]
 
-  --release FILE  the new release archive (sponsorbot-<version>.tar.gz, with FILE.sha256)
-  --dir DIR       the installation (default /opt/sponsorbot)
-  --dry-run       print the checks and the plan, change nothing
-  --yes           do not ask
+  --release FILE     the new release archive (sponsorbot-<version>.tar.gz, with FILE.sha256)
+  --dir DIR          the installation (default /opt/sponsorbot)
+  --dry-run          print the checks and the plan, change nothing
+  --yes              do not ask
+  --reinstall        install a release of the version already installed again
+  --allow-downgrade  install an older release (read the warning about the database first)
 EOF
 }
 
@@ -43,6 +53,8 @@ parse_args() {
 			;;
 		--dry-run) DRY_RUN=1 ;;
 		--yes | -y) YES=1 ;;
+		--reinstall) REINSTALL=1 ;;
+		--allow-downgrade) ALLOW_DOWNGRADE=1 ;;
 		-h | --help)
 			usage
 			exit 0
@@ -88,9 +100,43 @@ check_release() {
 		die "$base has paths outside $top/: refusing it"
 	fi
 	say "ok   release: Sponsorbot $NEW_VERSION"
+	check_version "$(tree_version "$ROOT$DIR")" "$NEW_VERSION"
 }
 
-# The release is unpacked when its step runs, into a directory removed when the script ends.
+# A version as sort -V orders it right: PEP 440's pre-releases (1.0rc1, 1.0a1.dev2) before
+# their release, as a tilde sorts before anything (two before one: dev before a, b and rc).
+version_key() {
+	sed -E -e 's/\.?dev([0-9]*)$/~~dev\1/' -e 's/(a|b|rc)([0-9]+)/~\1\2/' <<<"$1"
+}
+
+# older_than A B: is version A older than version B?
+older_than() {
+	local a b
+	a=$(version_key "$1")
+	b=$(version_key "$2")
+	[[ $a != "$b" && $(printf '%s\n%s\n' "$a" "$b" | sort -V | head -n 1) == "$a" ]]
+}
+
+# check_version INSTALLED NEW: the same version is nothing to do, an older one is refused; the
+# older code would be unpacked and built before its migrate refused the newer database.
+check_version() {
+	local installed=$1 new=$2
+	[[ -n $installed ]] || return 0
+	if [[ $installed == "$new" ]]; then
+		if [[ $REINSTALL -eq 0 ]]; then
+			say "already at version $installed: nothing to do (--reinstall installs this release again)"
+			exit 0
+		fi
+		say "--   reinstalling Sponsorbot $installed (--reinstall)"
+	elif older_than "$new" "$installed"; then
+		[[ $ALLOW_DOWNGRADE -eq 1 ]] ||
+			die "Sponsorbot $new is older than the installed $installed: refusing to go back (--allow-downgrade does, after a warning)"
+		accept_or_stop "going back from Sponsorbot $installed to the older $new: the database keeps $installed's schema, and if $installed added migrations, $new's migrate refuses the database and this update stops at that step, with $new's code unpacked. To really go back, restore the backup made before the update to $installed (guide: backups and updates)."
+	fi
+}
+
+# The release is unpacked when its step runs, into a directory removed when the step ends (its
+# subshell exits).
 unpack_release() {
 	UNPACKED=$(mktemp -d)
 	trap 'rm -rf "$UNPACKED"' EXIT
@@ -175,11 +221,14 @@ plan_native() {
 	if [[ -n $RELEASE ]]; then
 		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and the venv kept)" unpack_release
 	fi
-	step "install the code in $DIR into $DIR/venv (pip)" "$ROOT$DIR/venv/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	step "build a new virtual environment $DIR/venv.new with the code in $DIR (pip); the running one is left alone" \
+		build_venv
 	if release_changes deploy/systemd/sponsorbot-api.service || release_changes "deploy/systemd/sponsorbot-worker@.service"; then
 		step "install the release's systemd units and reload systemd" native_units
 	fi
-	step "apply the database migrations (sponsorbot migrate)" run_as_sponsorbot migrate
+	step "apply the database migrations (sponsorbot migrate, the new code's)" native_migrate
+	step "put the new virtual environment in place: $DIR/venv becomes venv.old, venv.new becomes venv" \
+		swap_venv "$name"
 	step "restart sponsorbot-api, then wait for /healthz" native_restart_api
 	if [[ -n $workers ]]; then
 		step "restart the workers one at a time, each running again before the next: ${workers% }" \
@@ -187,6 +236,93 @@ plan_native() {
 	else
 		say "--   no enabled sponsorbot-worker@N units: no worker to restart"
 	fi
+	plan_native_caddy
+}
+
+# The new code goes into a venv of its own beside the running one, not into it: pip would swap
+# files under the running api and workers, which read templates and translations as they go.
+# The swap (swap_venv) is two renames right before the restarts.
+build_venv() {
+	local venv=$ROOT$DIR/venv
+	rm -rf "$venv.new"
+	python3 -m venv --prompt venv "$venv.new"
+	"$venv.new/bin/pip" install --quiet "$ROOT$DIR"
+	repoint_scripts "$venv.new" "$venv"
+	own_by_root "$venv.new"
+}
+
+# repoint_scripts BUILT FINAL: pip writes the venv's path into its scripts (the #! line of bin/
+# sponsorbot, activate's VIRTUAL_ENV); built at venv.new, they must name venv, where they run.
+# The path is replaced as a plain string (awk's index), and each file keeps its inode and mode.
+repoint_scripts() {
+	local built=$1 final=$2 file text
+	while IFS= read -r -d '' file; do
+		text=$(awk -v from="$built" -v to="$final" '{
+			out = ""
+			while ((i = index($0, from)) > 0) {
+				out = out substr($0, 1, i - 1) to
+				$0 = substr($0, i + length(from))
+			}
+			print out $0
+		}' "$file")
+		printf '%s\n' "$text" >"$file"
+	done < <(grep -lIZF -- "$built" "$built"/bin/* "$built/pyvenv.cfg" || true)
+}
+
+# The migrations of the code about to run: with venv.new, before it takes venv's place.
+native_migrate() {
+	VENV=$DIR/venv.new run_as_sponsorbot migrate
+}
+
+# swap_venv BACKUP: venv.new becomes venv; the one that ran is kept as venv.old, for going back.
+swap_venv() {
+	local venv=$ROOT$DIR/venv
+	[[ -d $venv.new ]] || die "$DIR/venv.new is missing: build it first"
+	rm -rf "$venv.old"
+	mv -T "$venv" "$venv.old"
+	mv -T "$venv.new" "$venv"
+	say "     the previous venv is $DIR/venv.old; to go back to it: stop the services, mv $DIR/venv $DIR/venv.failed && mv $DIR/venv.old $DIR/venv, restore the backup $1 (sponsorbot restore --force) and start them"
+}
+
+# /etc/caddy/sponsorbot.caddy is made from the release's deploy/Caddyfile, as install.sh made
+# it; rewritten (and Caddy reloaded) only when that gives something else than the file there.
+plan_native_caddy() {
+	local site="$ROOT/etc/caddy/sponsorbot.caddy" domain port template content
+	if [[ ! -e $site ]]; then
+		say "--   no /etc/caddy/sponsorbot.caddy: Caddy's configuration is left alone"
+		return 0
+	fi
+	domain=$(env_get "$ROOT$DIR/.env" SPONSORBOT_PUBLIC_URL | sed 's#^https://##')
+	if [[ -z $domain ]]; then
+		say "--   no SPONSORBOT_PUBLIC_URL in $DIR/.env: /etc/caddy/sponsorbot.caddy is left alone"
+		return 0
+	fi
+	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_PORT)
+	if [[ -n $RELEASE ]]; then
+		template=$(tar -xzOf "$RELEASE" "sponsorbot-$NEW_VERSION/deploy/Caddyfile" 2>/dev/null) ||
+			die "$(basename "$RELEASE") has no deploy/Caddyfile: it is not a whole release"
+	else
+		template=$(cat "$ROOT$DIR/deploy/Caddyfile") || die "$DIR/deploy/Caddyfile is missing"
+	fi
+	content=$(caddy_site "$domain" "127.0.0.1:${port:-8080}" <<<"$template")
+	if [[ $content == "$(<"$site")" ]]; then
+		say "ok   /etc/caddy/sponsorbot.caddy: the release's site is the same"
+		return 0
+	fi
+	step "rewrite /etc/caddy/sponsorbot.caddy from the release's site, check it (caddy validate) and reload Caddy" \
+		native_caddy "$content"$'\n'
+}
+
+# native_caddy CONTENT: the new site, put back as it was if Caddy finds it invalid.
+native_caddy() {
+	local site="$ROOT/etc/caddy/sponsorbot.caddy" before
+	before=$(<"$site")
+	write_file 644 "$site" "$1"
+	if ! caddy validate --adapter caddyfile --config /etc/caddy/Caddyfile; then
+		write_file 644 "$site" "$before"$'\n'
+		die "Caddy finds the new site invalid: /etc/caddy/sponsorbot.caddy is as it was"
+	fi
+	systemctl reload caddy
 }
 
 native_backup() {
@@ -195,10 +331,10 @@ native_backup() {
 }
 
 native_units() {
-	local unit
+	local unit content
 	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
-		write_file 644 "$ROOT/etc/systemd/system/$unit" \
-			"$(sed "s#/opt/sponsorbot#$DIR#g" "$ROOT$DIR/deploy/systemd/$unit")"$'\n'
+		content=$(sed "s#/opt/sponsorbot#$DIR#g" "$ROOT$DIR/deploy/systemd/$unit")
+		write_file 644 "$ROOT/etc/systemd/system/$unit" "$content"$'\n'
 	done
 	systemctl daemon-reload
 }
@@ -241,8 +377,13 @@ main() {
 	local kept=$DIR/backups
 	[[ $MODE == native ]] && kept=$DATA_DIR/backups
 	say "updated: Sponsorbot ${NEW_VERSION:-$(tree_version "$ROOT$DIR")} runs; the backup made first is in $kept"
+	if [[ $MODE == native ]]; then
+		say "the previous code stays in $DIR/venv.old until the next update (how to go back: step output above)"
+	fi
 }
 
+# One command, read whole before it runs, and exit inside it (see the top of this file).
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	main "$@"
+	exit
 fi

@@ -70,11 +70,22 @@ accept_or_stop() {
 	[[ $answer == [yY] || $answer == [yY][eE][sS] ]] || die "stopped: nothing was changed"
 }
 
+# Each step runs in a subshell with set -e, as a command of its own, and its status is read
+# afterwards. Not `eval ... || die`: bash ignores set -e in everything run left of an || (the
+# functions it calls included, and a subshell there even if it sets -e again), so a failing
+# command inside a step would not stop it.
 run_plan() {
-	local i total=${#PLAN_CMD[@]}
+	local i status total=${#PLAN_CMD[@]}
 	for i in "${!PLAN_CMD[@]}"; do
 		say "[$((i + 1))/$total] ${PLAN_TEXT[i]}"
-		eval "${PLAN_CMD[i]}" || die "step $((i + 1)) failed: ${PLAN_TEXT[i]}"
+		set +e
+		(
+			set -e
+			eval "${PLAN_CMD[i]}"
+		)
+		status=$?
+		set -e
+		((status == 0)) || die "step $((i + 1)) failed: ${PLAN_TEXT[i]}"
 	done
 }
 
@@ -155,23 +166,68 @@ wait_healthy() {
 	say "healthy: 127.0.0.1:$port/healthz answers 200"
 }
 
+# What a release copy leaves alone in the install directory: the owner's files and the venvs.
+RELEASE_KEPT=(.git .venv venv venv.new venv.old .env backups dist)
+
+# own_by_root PATH...: root runs what is there (update.sh, pip, the units, compose.yaml), so no
+# one else may change it: owned by root, writable by no one else. A run without root (the
+# tests' prefix) cannot give files away; --no-same-owner already made them its own.
+own_by_root() {
+	[[ $# -gt 0 ]] || return 0
+	if [[ $EUID -eq 0 ]]; then chown -R root:root -- "$@"; fi
+	chmod -R go-w -- "$@"
+}
+
+# The top-level entries of a release directory that a copy puts into the install directory.
+release_entries() {
+	local name kept
+	while IFS= read -r -d '' name; do
+		for kept in "${RELEASE_KEPT[@]}"; do
+			[[ $name == "$kept" ]] && continue 2
+		done
+		printf '%s\0' "$name"
+	done < <(find "$1" -mindepth 1 -maxdepth 1 -printf '%P\0')
+}
+
 # copy_release FROM TO: put a release's files into the install directory. The Python package
 # is replaced whole (a module dropped by the release must not linger in the next build); other
 # files are overwritten in place, so files bind-mounted into containers keep their inode. The
-# owner's files (.env, backups, the venv) are never touched.
+# owner's files (.env, backups, the venv) are never touched. Root's tar would keep the owners
+# the files had where the release was unpacked (often uid 1000): whoever that is could then
+# change what root runs later, so they become root's. FROM may be TO (install.sh run from the
+# install directory): then only the owners change.
 copy_release() {
-	local from=$1 to=$2
+	local from=$1 to=$2 name
+	local -a copied=() excluded=()
 	mkdir -p "$to"
-	rm -rf "$to/src"
-	tar -C "$from" --exclude=./.git --exclude=./.venv --exclude=./venv --exclude=./.env \
-		--exclude=./backups --exclude=./dist -cf - . | tar -C "$to" --overwrite -xf -
+	if [[ $from -ef $to ]]; then
+		to=$from
+	else
+		for name in "${RELEASE_KEPT[@]}"; do excluded+=("--exclude=./$name"); done
+		rm -rf "$to/src"
+		tar -C "$from" "${excluded[@]}" -cf - . |
+			tar -C "$to" --overwrite --no-same-owner --no-same-permissions -xf -
+	fi
+	while IFS= read -r -d '' name; do copied+=("$to/$name"); done < <(release_entries "$from")
+	# The directory itself too, but not what is kept in it (backups are the image's user's).
+	if [[ $EUID -eq 0 ]]; then chown root:root "$to"; fi
+	chmod go-w "$to"
+	own_by_root "${copied[@]}"
 }
 
-# run_as_sponsorbot ARGS: a `sponsorbot` command with the services' user and settings.
+# run_as_sponsorbot ARGS: a `sponsorbot` command with the services' user and settings, from the
+# venv VENV names (default $DIR/venv). Its python runs the script, not the script's #! line:
+# update.sh migrates with venv.new, whose scripts already name venv (see repoint_scripts).
 run_as_sponsorbot() {
+	local venv=${VENV:-$DIR/venv}
 	systemd-run --quiet --wait --pipe --collect --uid=sponsorbot --gid=sponsorbot \
 		-p "EnvironmentFile=$DIR/.env" -p "WorkingDirectory=$DATA_DIR" \
-		-- "$DIR/venv/bin/sponsorbot" "$@"
+		-- "$venv/bin/python" "$venv/bin/sponsorbot" "$@"
+}
+
+# caddy_site DOMAIN UPSTREAM <TEMPLATE: the site file of a native install, from deploy/Caddyfile.
+caddy_site() {
+	sed -e "s/{\$SPONSORBOT_DOMAIN}/$1/g" -e "s/{\$SPONSORBOT_UPSTREAM}/$2/g"
 }
 
 # The worker instances enabled in systemd (their numbers), read from the wants directory.

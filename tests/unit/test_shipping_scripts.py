@@ -1,5 +1,6 @@
 """install.sh, update.sh and scripts/release.sh, run on this machine without changing it, and
-the Caddy site they serve, validated by Debian's caddy (issue 16).
+the Caddy site they serve, validated by Debian's caddy (issue 16). The steps' own functions:
+test_shipping_steps.py; update.sh's versions and runs: test_shipping_update.py.
 
 The dry runs go with every program that could change the machine watched: a stand-in before
 it on PATH logs each call and runs the real one only for a call that just looks.
@@ -32,7 +33,7 @@ WATCHED: dict[str, tuple[str, ...]] = {
     "apt-get": (),
     "apt": (),
     "dpkg": ("--compare-versions *",),
-    "systemctl": (),
+    "systemctl": ("is-active *",),
     "useradd": (),
     "groupadd": (),
     "install": (),
@@ -45,7 +46,8 @@ WATCHED: dict[str, tuple[str, ...]] = {
     "ln": (),
     "mktemp": (),
     "tar": ("-tzf *", "-xzOf *"),
-    "docker": ("--version", "info", "compose version"),
+    # Not `docker info`: it starts a stopped daemon through its socket.
+    "docker": ("--version", "compose version"),
     "docker-compose": ("version",),
     "ufw": ("status",),
     "runuser": (),
@@ -57,7 +59,7 @@ WATCHED: dict[str, tuple[str, ...]] = {
 }
 
 
-def _run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run_cmd(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=60, check=False, **kwargs)
 
 
@@ -78,7 +80,7 @@ def caddy(tmp_path: Path) -> Iterator[Any]:
 
     def run(command: str, main: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
         args = ["caddy", command, "--adapter", "caddyfile", "--config", str(main)]
-        return _run(args, env={**env, **extra}, cwd=tmp_path)
+        return run_cmd(args, env={**env, **extra}, cwd=tmp_path)
 
     yield run
 
@@ -127,15 +129,16 @@ def test_the_site_leaves_tls_to_the_main_file(caddy: Any, tmp_path: Path) -> Non
     assert modules == {"internal"}
 
 
-def _bash(script: str, body: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Source one of the scripts (its main does not run then) and run `body`."""
+def source_and_run(script: str, body: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Source one of the scripts (its main does not run then) and run `body` in REPO."""
     command = f'source "{REPO / script}"\n{body}'
-    return _run(["bash", "-c", command], env={**os.environ, **env})
+    return run_cmd(["bash", "-c", command], env={**os.environ, **env}, cwd=REPO)
 
 
 def test_caddy_accepts_the_files_the_native_install_writes(caddy: Any, tmp_path: Path) -> None:
-    body = 'DOMAIN=bot.example.com EMAIL=owner@example.com; caddy_site; echo "#--"; caddy_main'
-    result = _bash("install.sh", body)
+    body = "EMAIL=owner@example.com; caddy_site bot.example.com 127.0.0.1:8080 <deploy/Caddyfile\n"
+    body += 'echo "#--"; caddy_main'
+    result = source_and_run("install.sh", body)
     assert result.returncode == 0, result.stderr
     site, main = result.stdout.split("#--\n")
     assert "{$" not in site and "127.0.0.1:8080" in site
@@ -152,8 +155,7 @@ def test_caddy_accepts_the_files_the_native_install_writes(caddy: Any, tmp_path:
 # ---------------------------------------------------------------- install.sh and update.sh
 
 
-@pytest.fixture
-def watched(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
+def watch(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """An environment whose PATH puts a logging stand-in before each program that could
     change the machine; a stand-in runs the real program only for a call that just looks."""
     shims, log = tmp_path / "shims", tmp_path / "calls.log"
@@ -171,10 +173,16 @@ def watched(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
         )
         shim.chmod(0o755)
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
-    yield env, log
+    return env, log
 
 
-def _changing_calls(log: Path) -> list[str]:
+@pytest.fixture
+def watched(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """watch(tmp_path), for the tests here."""
+    return watch(tmp_path)
+
+
+def changing_calls(log: Path) -> list[str]:
     calls = log.read_text().splitlines() if log.exists() else []
     allowed = {
         name: [re.compile(re.escape(p).replace(r"\*", ".*") + "$") for p in looks]
@@ -203,7 +211,7 @@ def _snapshot() -> dict[str, tuple[int, int, int]]:
 
 
 def _ports_busy(*ports: int) -> bool:
-    listening = _run(["ss", "-H", "-ltn"]).stdout if shutil.which("ss") else ""
+    listening = run_cmd(["ss", "-H", "-ltn"]).stdout if shutil.which("ss") else ""
     return any(re.search(rf":{port}\s", listening) for port in ports)
 
 
@@ -226,17 +234,19 @@ def test_install_dry_run_prints_the_plan_and_changes_nothing(
         env = {**env, "SPONSORBOT_INSTALL_ROOT": str(root)}
     before = _snapshot()
     args = [*INSTALL_ARGS, "--workers", "3", *(["--native"] if native else [])]
-    result = _run([str(REPO / "install.sh"), *args], env=env, stdin=subprocess.DEVNULL)
+    result = run_cmd([str(REPO / "install.sh"), *args], env=env, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stdout + result.stderr
     plan = result.stdout.split("The plan (nothing has been changed yet):")[1]
     assert plan.rstrip().endswith("dry run: nothing was changed")
     assert "/opt/sponsorbot/.env (mode 600) with a new database password and secret key" in plan
     if native:
         assert "sponsorbot-worker@1..3" in plan and "/etc/caddy/sponsorbot.caddy" in plan
+        # The guide's backup commands write there from the first day.
+        assert "create /var/lib/sponsorbot/backups for the backups (mode 700" in plan
     else:
         assert "docker compose up -d --build" in plan and "3 worker(s)" in plan
         assert "Docker publishes container ports past ufw" in result.stderr
-    assert _changing_calls(log) == []
+    assert changing_calls(log) == []
     assert list(root.iterdir()) == []
     assert _snapshot() == before
 
@@ -251,13 +261,13 @@ def test_install_dry_run_keeps_an_existing_env(
     env_file.parent.mkdir(parents=True)
     env_file.write_text("SPONSORBOT_DOMAIN=localhost\nSPONSORBOT_ACME_EMAIL=a@example.com\n")
     env = {**env, "SPONSORBOT_INSTALL_ROOT": str(tmp_path)}
-    result = _run([str(REPO / "install.sh"), *INSTALL_ARGS], env=env)
+    result = run_cmd([str(REPO / "install.sh"), *INSTALL_ARGS], env=env)
     assert result.returncode == 0, result.stderr
     assert "/opt/sponsorbot/.env exists: kept, with its secrets" in result.stdout
     assert "new database password" not in result.stdout
     assert "set SPONSORBOT_ACME_EMAIL=owner@example.com in the existing" in result.stdout
     assert "set SPONSORBOT_WORKERS=2 in the existing" in result.stdout
-    assert _changing_calls(log) == []
+    assert changing_calls(log) == []
 
 
 def test_env_written_private_and_kept_on_change(tmp_path: Path) -> None:
@@ -266,14 +276,14 @@ def test_env_written_private_and_kept_on_change(tmp_path: Path) -> None:
     write += 'write_file 600 "$f" "$(docker_env)"$\'\\n\'\n'
     change = 'f="$ROOT/opt/sponsorbot/.env"; env_set "$f" SPONSORBOT_WORKERS 4\n'
     change += 'env_set "$f" SPONSORBOT_SUBNET 10.9.0.0/24\n'
-    first = _bash("install.sh", write, **where)
+    first = source_and_run("install.sh", write, **where)
     assert first.returncode == 0, first.stderr
     env_file = tmp_path / "opt" / "sponsorbot" / ".env"
     written = env_file.read_text()
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
     secret = re.search(r"^SPONSORBOT_SECRET_KEY=([0-9a-f]+)$", written, re.M)
     assert secret is not None and len(secret[1]) >= 64
-    second = _bash("install.sh", change, **where)
+    second = source_and_run("install.sh", change, **where)
     assert second.returncode == 0, second.stderr
     kept = env_file.read_text()
     assert f"SPONSORBOT_SECRET_KEY={secret[1]}" in kept
@@ -298,17 +308,81 @@ def test_install_refuses_bad_input_in_one_line(
     for flag, value in base.items():
         if flag not in args:
             args = [*args, flag, value]
-    result = _run([str(REPO / "install.sh"), "--dry-run", *args], env=env)
+    result = run_cmd([str(REPO / "install.sh"), "--dry-run", *args], env=env)
     assert result.returncode != 0
     assert message in result.stderr and "Traceback" not in result.stderr
-    assert _changing_calls(watched[1]) == []
+    assert changing_calls(watched[1]) == []
 
 
 def test_the_watch_sees_a_change(watched: tuple[dict[str, str], Path], tmp_path: Path) -> None:
     env, log = watched
-    _run(["bash", "-c", f"mkdir {tmp_path}/made; tar -tzf x.tar.gz"], env=env)
-    assert _changing_calls(log) == [f"mkdir {tmp_path}/made"]
+    run_cmd(["bash", "-c", f"mkdir {tmp_path}/made; tar -tzf x.tar.gz"], env=env)
+    assert changing_calls(log) == [f"mkdir {tmp_path}/made"]
     assert not (tmp_path / "made").exists()
+
+
+def fake_programs(
+    where: Path, base: dict[str, str] | None = None, **scripts: str
+) -> dict[str, str]:
+    """Bash scripts named after programs, in a directory put first on the PATH of `base` (this
+    process's environment by default): the environment to run with."""
+    base = base or dict(os.environ)
+    where.mkdir(exist_ok=True)
+    for name, body in scripts.items():
+        (where / name).write_text(f"#!/bin/bash\n{body}\n")
+        (where / name).chmod(0o755)
+    return {**base, "PATH": f"{where}:{base['PATH']}"}
+
+
+CADDY_ON_80_AND_443 = """cat <<'EOF'
+LISTEN 0 4096 *:80 *:* users:(("caddy",pid=812,fd=7))
+LISTEN 0 4096 *:443 *:* users:(("caddy",pid=812,fd=8))
+EOF"""
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "docker"])
+def test_a_running_caddy_suits_a_native_install_only(
+    watched: tuple[dict[str, str], Path], tmp_path: Path, native: bool
+) -> None:
+    env = fake_programs(tmp_path / "fake", watched[0], ss=CADDY_ON_80_AND_443)
+    env["SPONSORBOT_INSTALL_ROOT"] = str(tmp_path)
+    (tmp_path / "etc" / "caddy").mkdir(parents=True)
+    (tmp_path / "etc" / "caddy" / "Caddyfile").write_text("other.example.com {\n\trespond hi\n}\n")
+    args = [*INSTALL_ARGS, *(["--native"] if native else [])]
+    result = run_cmd([str(REPO / "install.sh"), *args], env=env, stdin=subprocess.DEVNULL)
+    if native:
+        assert result.returncode == 0, result.stderr
+        held = "held by this server's Caddy, which will serve Sponsorbot's site too"
+        assert f"ok   port 80: {held}" in result.stdout
+        assert f"ok   port 443: {held}" in result.stdout
+        # The owner's Caddyfile is kept and only gains the import of our site.
+        assert "add 'import /etc/caddy/sponsorbot.caddy' to the end of your" in result.stdout
+    else:
+        assert result.returncode == 1
+        refusal = result.stderr.strip().splitlines()[-1]
+        assert refusal.startswith(
+            "install.sh: port 80 is taken by this server's Caddy: the Docker install runs a "
+            "Caddy of its own, which needs 80 and 443 (install with --native"
+        )
+    assert changing_calls(watched[1]) == []
+
+
+def test_a_dry_run_does_not_wake_docker(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    env = fake_programs(
+        tmp_path / "fake",
+        ss="true",
+        docker=f'echo "docker $*" >>"{log}"; [[ $1 != info ]]',
+        systemctl=f'echo "systemctl $*" >>"{log}"; exit 3',
+    )
+    env["SPONSORBOT_INSTALL_ROOT"] = str(tmp_path / "root")
+    result = run_cmd([str(REPO / "install.sh"), *INSTALL_ARGS], env=env, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert "docker info" not in calls
+    assert [c for c in calls if c.startswith("systemctl")] == ["systemctl is-active --quiet docker"]
+    assert "docker daemon: not active in systemd; a real run asks it (docker info)" in result.stdout
+    assert "enable and start the Docker daemon" in result.stdout
 
 
 # ---------------------------------------------------------------- scripts/release.sh
@@ -331,13 +405,13 @@ RELEASED = [
 def _git(repo: Path, *args: str) -> None:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
     ident = ["-c", "user.name=test", "-c", "user.email=test@example.com"]
-    result = _run(["git", *ident, *args], cwd=repo, env=env)
+    result = run_cmd(["git", *ident, *args], cwd=repo, env=env)
     assert result.returncode == 0, result.stderr
 
 
 def _release(repo: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-    return _run([str(repo / "scripts" / "release.sh")], cwd=repo, env=env)
+    return run_cmd([str(repo / "scripts" / "release.sh")], cwd=repo, env=env)
 
 
 def _release_repo(where: Path) -> Path:
@@ -377,7 +451,7 @@ def test_release_has_lf_text_executable_scripts_and_a_checksum(release: Path) ->
             assert b"\r" not in data, name
             if name.endswith(".sh") and data.startswith(b"#!"):
                 assert member.mode & 0o111 == 0o111, name
-    check = _run(["sha256sum", "-c", release.name + ".sha256"], cwd=release.parent)
+    check = run_cmd(["sha256sum", "-c", release.name + ".sha256"], cwd=release.parent)
     assert check.returncode == 0 and check.stdout.strip() == f"{release.name}: OK"
     expected = hashlib.sha256(release.read_bytes()).hexdigest()
     assert Path(f"{release}.sha256").read_text().split()[0] == expected
@@ -407,7 +481,7 @@ def test_release_refuses_crlf_and_lost_executable_bits(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- update.sh
 
 
-def _installed(root: Path, native: bool) -> Path:
+def installed_tree(root: Path, native: bool) -> Path:
     """An installation as install.sh leaves it, under a prefix (workers 1 and 2 enabled)."""
     home = root / "opt" / "sponsorbot"
     (home / "src" / "sponsorbot").mkdir(parents=True)
@@ -430,10 +504,10 @@ def test_update_dry_run_plans_backup_first_then_workers_one_by_one(
     watched: tuple[dict[str, str], Path], tmp_path: Path, release: Path, native: bool
 ) -> None:
     env, log = watched
-    _installed(tmp_path, native)
+    installed_tree(tmp_path, native)
     before = {str(p): p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.name != "calls.log"}
     env = {**env, "SPONSORBOT_INSTALL_ROOT": str(tmp_path)}
-    result = _run([str(REPO / "update.sh"), "--dry-run", "--release", str(release)], env=env)
+    result = run_cmd([str(REPO / "update.sh"), "--dry-run", "--release", str(release)], env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   checksum: sponsorbot-9.9.9.tar.gz matches" in result.stdout
     steps = re.findall(r"^\s+\d+\. (.*)$", result.stdout, re.M)
@@ -446,7 +520,7 @@ def test_update_dry_run_plans_backup_first_then_workers_one_by_one(
         assert any("replace the 3 worker container(s) one at a time" in s for s in steps)
         assert any("recreate Caddy" in s for s in steps)
     assert result.stdout.rstrip().endswith("dry run: nothing was changed")
-    assert _changing_calls(log) == []
+    assert changing_calls(log) == []
     after = {str(p): p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.name != "calls.log"}
     assert after == before
 
@@ -454,142 +528,16 @@ def test_update_dry_run_plans_backup_first_then_workers_one_by_one(
 def test_update_refuses_a_release_that_does_not_match_its_checksum(
     watched: tuple[dict[str, str], Path], tmp_path: Path, release: Path
 ) -> None:
-    _installed(tmp_path, native=False)
+    installed_tree(tmp_path, native=False)
     copy = tmp_path / release.name
     shutil.copy(release, copy)
     Path(f"{copy}.sha256").write_text(f"{'0' * 64}  {release.name}\n")
     env = {**watched[0], "SPONSORBOT_INSTALL_ROOT": str(tmp_path)}
-    result = _run([str(REPO / "update.sh"), "--dry-run", "--release", str(copy)], env=env)
+    result = run_cmd([str(REPO / "update.sh"), "--dry-run", "--release", str(copy)], env=env)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         "update.sh: sponsorbot-9.9.9.tar.gz does not match its checksum: download it again"
     )
     no_install = {**env, "SPONSORBOT_INSTALL_ROOT": str(tmp_path / "empty")}
-    result = _run([str(REPO / "update.sh"), "--dry-run"], env=no_install)
+    result = run_cmd([str(REPO / "update.sh"), "--dry-run"], env=no_install)
     assert result.returncode == 1 and "no installation found" in result.stderr
-
-
-# ---------------------------------------------------------------- the steps' own functions
-
-
-def test_http_status_asks_without_curl(tmp_path: Path) -> None:
-    (tmp_path / "healthz").write_text("ok")
-    server = subprocess.Popen(
-        ["python3", "-m", "http.server", "0", "--bind", "127.0.0.1", "-d", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        port = re.search(r"port (\d+)", server.stdout.readline())[1]  # type: ignore[index]
-        body = f"http_status {port} /healthz; http_status {port} /nothing; wait_healthy {port} 4"
-        result = _bash("update.sh", body)
-        assert result.stdout.splitlines() == [
-            "200",
-            "404",
-            f"healthy: 127.0.0.1:{port}/healthz answers 200",
-        ]
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    result = _bash("update.sh", f"http_status {port} /healthz || echo refused")
-    assert result.stdout == "refused\n"
-
-
-def test_copy_release_replaces_the_code_and_keeps_the_owners_files(tmp_path: Path) -> None:
-    new, home = tmp_path / "new", tmp_path / "home"
-    (new / "src" / "sponsorbot").mkdir(parents=True)
-    (new / "src" / "sponsorbot" / "kept.py").write_text("new\n")
-    (new / "deploy").mkdir()
-    (new / "deploy" / "Caddyfile").write_text("new site\n")
-    (home / "src" / "sponsorbot").mkdir(parents=True)
-    (home / "src" / "sponsorbot" / "dropped.py").write_text("old\n")
-    (home / "deploy").mkdir()
-    (home / "deploy" / "Caddyfile").write_text("old site\n")
-    (home / ".env").write_text("SPONSORBOT_SECRET_KEY=x\n")
-    (home / "backups").mkdir()
-    inode = (home / "deploy" / "Caddyfile").stat().st_ino
-    result = _bash("update.sh", f'copy_release "{new}" "{home}"')
-    assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in (home / "src" / "sponsorbot").iterdir()) == ["kept.py"]
-    assert (home / "deploy" / "Caddyfile").read_text() == "new site\n"
-    # Compose bind-mounts this file into Caddy: the same inode keeps the mount current.
-    assert (home / "deploy" / "Caddyfile").stat().st_ino == inode
-    assert (home / ".env").read_text() == "SPONSORBOT_SECRET_KEY=x\n"
-    assert (home / "backups").is_dir()
-
-
-FAKE_DOCKER = """#!/bin/bash
-# Just enough of docker for replace_workers: containers are lines of {state}.
-echo "$*" >>"{log}"
-case "$*" in
-compose\\ version) exit 0 ;;
-"compose ps -q worker") cat "{state}" ;;
-"compose up -d --no-deps --no-recreate --scale worker="*)
-\tn=${{7#worker=}}
-\twhile [[ $(wc -l <"{state}") -lt $n ]]; do
-\t\techo "new$(wc -l <"{log}")" >>"{state}"
-\tdone ;;
-rm\\ *) grep -vx "$2" "{state}" >"{state}.tmp"; mv "{state}.tmp" "{state}" ;;
-inspect\\ *) echo "true 0" ;;
-esac
-"""
-
-
-def test_workers_are_replaced_one_at_a_time(tmp_path: Path) -> None:
-    bin_dir, state, log = tmp_path / "bin", tmp_path / "containers", tmp_path / "docker.log"
-    bin_dir.mkdir()
-    (bin_dir / "docker").write_text(FAKE_DOCKER.format(state=state, log=log))
-    (bin_dir / "docker").chmod(0o755)
-    (tmp_path / "opt" / "sponsorbot").mkdir(parents=True)
-    state.write_text("old1\nold2\nold3\n")
-    result = _bash(
-        "update.sh",
-        "replace_workers 3",
-        PATH=f"{bin_dir}:{os.environ['PATH']}",
-        SPONSORBOT_INSTALL_ROOT=str(tmp_path),
-        SPONSORBOT_SETTLE_SECONDS="0",
-    )
-    assert result.returncode == 0, result.stderr
-    calls = [c for c in log.read_text().splitlines() if not c.startswith(("compose v", "insp"))]
-    up = "compose up -d --no-deps --no-recreate --scale worker=3 worker"
-    for old in ("old1", "old2", "old3"):
-        start = calls.index(f"stop --time 20 {old}")
-        assert calls[start + 1 : start + 3] == [f"rm {old}", up]
-    running = state.read_text().split()
-    assert len(running) == 3 and not any(c.startswith("old") for c in running)
-
-
-@pytest.mark.parametrize("failing", [None, 2])
-def test_native_workers_restart_in_turn(tmp_path: Path, failing: int | None) -> None:
-    bin_dir, log = tmp_path / "bin", tmp_path / "systemctl.log"
-    bin_dir.mkdir()
-    down = f"sponsorbot-worker@{failing}.service" if failing else "none"
-    (bin_dir / "systemctl").write_text(
-        f'#!/bin/bash\necho "$*" >>"{log}"\n[[ "$*" != "is-active --quiet {down}" ]]\n'
-    )
-    (bin_dir / "systemctl").chmod(0o755)
-    wants = tmp_path / "etc" / "systemd" / "system" / "multi-user.target.wants"
-    wants.mkdir(parents=True)
-    for n in (2, 1, 10):
-        (wants / f"sponsorbot-worker@{n}.service").symlink_to("/nonexistent")
-    result = _bash(
-        "update.sh",
-        "native_restart_workers",
-        PATH=f"{bin_dir}:{os.environ['PATH']}",
-        SPONSORBOT_INSTALL_ROOT=str(tmp_path),
-        SPONSORBOT_SETTLE_SECONDS="0",
-    )
-    expected = []
-    for n in (1, 2, 10):
-        unit = f"sponsorbot-worker@{n}.service"
-        expected += [f"restart {unit}", f"is-active --quiet {unit}"]
-        if n == failing:
-            break
-    assert log.read_text().splitlines() == expected
-    if failing:
-        assert result.returncode == 1
-        assert result.stderr == (f"update.sh: {down} did not stay up: journalctl -u {down}\n")
-    else:
-        assert result.returncode == 0, result.stderr
