@@ -263,6 +263,51 @@ def setup_code() -> None:
     typer.echo(f"setup code: {result[0]} (valid for one hour; enter it at /setup)")
 
 
+@app.command("reset-link")
+def reset_link(
+    email: Annotated[str, typer.Argument(help="The member's e-mail, as they sign in with it.")],
+    two_step_off: Annotated[
+        bool,
+        typer.Option("--two-step-off", help="Also turn their two-step sign-in off (a lost phone)."),
+    ] = False,
+) -> None:
+    """Print a one-time link (24 hours) for a member to set a new password: the way back in
+    for an owner who forgot theirs. Whoever runs this holds the server, so no sign-in is asked."""
+    from sponsorbot.db.database import open_database
+    from sponsorbot.features.accounts import invitations, users
+    from sponsorbot.features.accounts.audit import Actor, record
+    from sponsorbot.runtime import run_async
+    from sponsorbot.web.panel.web import PanelConfig
+
+    settings = _settings()
+    result: list[str] = []
+
+    async def _main() -> None:
+        async with open_database(settings, "reset-link") as db:
+            found = await users.user_by_email(db.pool, email)
+            if found is None:
+                return
+            member = found[0]
+            now = PanelConfig().clock()
+            result.append(await invitations.new_reset(db.pool, member.id, None, now))
+            who = Actor(None, "command line", None)
+            await record(db.pool, now, who, "team.reset_link_created", member.email)
+            if two_step_off:
+                await users.disable_two_step(db.pool, member.id)
+                await record(db.pool, now, who, "account.two_step_off", member.email)
+
+    run_async(_main())
+    if not result:
+        raise _fail(f"no active member signs in with {email!r}", 1)
+    base = (settings.panel_url or "").rstrip("/")
+    link = (
+        f"{base}/reset/{result[0]}" if base else f"/reset/{result[0]} (after the panel's address)"
+    )
+    typer.echo(f"reset link, for one use within 24 hours: {link}")
+    if two_step_off:
+        typer.echo("two-step sign-in is off for this member; they can turn it on again")
+
+
 token_app = typer.Typer(help="Owner API tokens.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 

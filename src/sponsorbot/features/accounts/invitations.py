@@ -110,8 +110,9 @@ async def revoke(pool: asyncpg.Pool, invitation_id: int, now: datetime) -> str |
 # -- password resets ---------------------------------------------------------------------------
 
 
-async def new_reset(pool: asyncpg.Pool, user_id: int, created_by: int, now: datetime) -> str:
-    """A one-time link's secret to set a member's password; earlier unused ones stop working."""
+async def new_reset(pool: asyncpg.Pool, user_id: int, created_by: int | None, now: datetime) -> str:
+    """A one-time link's secret to set a member's password; earlier unused ones stop working.
+    `created_by` is None when it comes from the command line (someone with the server's keys)."""
     token = random_token()
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(
