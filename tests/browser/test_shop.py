@@ -88,7 +88,8 @@ async def place_order(pool: asyncpg.Pool, bot_id: int, user_id: int) -> int:
         {"post": POST},
     )
     await pool.execute(
-        "INSERT INTO shop_order_log (order_id, kind, actor) VALUES ($1, 'submitted', $2)",
+        "INSERT INTO shop_order_log (bot_id, order_id, kind, actor)"
+        " SELECT bot_id, id, 'submitted', $2 FROM shop_orders WHERE id = $1",
         order_id,
         f"tg:{user_id}",
     )

@@ -58,9 +58,10 @@ async def test_declined_requests_and_old_broadcast_recipients_go(pool: asyncpg.P
             )
         )
         await pool.execute(
-            "INSERT INTO broadcast_recipients (broadcast_id, user_id, status)"
-            " SELECT $1, g, 'sent' FROM generate_series(1, 2) g",
+            "INSERT INTO broadcast_recipients (bot_id, broadcast_id, user_id, status)"
+            " SELECT $2, $1, g, 'sent' FROM generate_series(1, 2) g",
             ids[-1],
+            BOT,
         )
     await sweep(
         pool,

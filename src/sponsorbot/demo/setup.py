@@ -137,7 +137,7 @@ UPDATE bots SET status = 'paused';
 DELETE FROM inbox;
 UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
 FROM outbox o
-WHERE o.id = r.outbox_id AND r.status = 'queued' AND o.status = 'pending';
+WHERE o.bot_id = r.bot_id AND o.id = r.outbox_id AND r.status = 'queued' AND o.status = 'pending';
 DELETE FROM outbox WHERE status = 'pending';
 DELETE FROM message_refs;
 UPDATE bots SET poll_offset = 0;

@@ -40,7 +40,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'mainnet', $14, 
         $18, $19, $20, $21, $21)
 RETURNING id
 """
-STEP = "INSERT INTO shop_order_log (order_id, at, kind, actor, data) VALUES ($1, $2, $3, $4, $5)"
+STEP = """
+INSERT INTO shop_order_log (bot_id, order_id, at, kind, actor, data)
+SELECT o.bot_id, o.id, $2, $3, $4, $5 FROM shop_orders o WHERE o.id = $1
+"""
 
 
 async def create(

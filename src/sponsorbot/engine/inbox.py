@@ -95,7 +95,7 @@ _DONE = f"""
 done AS (
     UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
                      error = NULL
-    WHERE id = $2 AND status = 'processing' AND attempts = $10
+    WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $10
     RETURNING id
 ), queued AS ({ENQUEUE_IF_DONE} RETURNING id)
 """

@@ -14,7 +14,7 @@ COLUMNS = """b.id, b.bot_id, b.title, b.method, b.params, b.post, b.audience, b.
     b.recipients, b.sent, b.blocked, b.failed, b.unknown, b.created_by, b.created_at,
     b.updated_at,
     (SELECT count(*) FROM broadcast_recipients r
-     WHERE r.broadcast_id = b.id AND r.status = 'queued')::int AS queued"""
+     WHERE r.bot_id = b.bot_id AND r.broadcast_id = b.id AND r.status = 'queued')::int AS queued"""
 
 # The audience filters, on `people p`: $2 active within N days (NULL: any), $3 language (NULL:
 # any), $4 joined through this campaign (NULL: any), $5 passed the gate at least once.
@@ -84,8 +84,8 @@ WITH p AS (
     SELECT bot_id, user_id, last_seen, language, blocked_at FROM people
     WHERE bot_id = $1 AND user_id > $7 ORDER BY user_id LIMIT $8
 ), chosen AS (
-    INSERT INTO broadcast_recipients (broadcast_id, user_id)
-    SELECT $6, p.user_id FROM p WHERE {AUDIENCE}
+    INSERT INTO broadcast_recipients (bot_id, broadcast_id, user_id)
+    SELECT $1, $6, p.user_id FROM p WHERE {AUDIENCE}
     ON CONFLICT DO NOTHING
     RETURNING 1
 )
@@ -138,8 +138,8 @@ WITH done AS (
                       ELSE 'failed' END,
         error = o.error, done_at = o.sent_at
     FROM outbox o
-    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.id = r.outbox_id
-      AND o.status <> 'pending'
+    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.bot_id = r.bot_id
+      AND o.id = r.outbox_id AND o.status <> 'pending'
     RETURNING r.status
 )
 UPDATE broadcasts SET
@@ -159,8 +159,8 @@ RETURNING (SELECT count(*) FROM broadcast_recipients q
 WITHDRAW = """
 WITH gone AS (
     DELETE FROM outbox o USING broadcast_recipients r
-    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.id = r.outbox_id
-      AND o.status = 'pending' AND o.taken_at IS NULL
+    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.bot_id = r.bot_id
+      AND o.id = r.outbox_id AND o.status = 'pending' AND o.taken_at IS NULL
     RETURNING o.id
 )
 UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
@@ -182,7 +182,8 @@ GROUP BY status, error ORDER BY n DESC LIMIT 20
 DELETE_RECIPIENTS = """
 DELETE FROM broadcast_recipients WHERE (broadcast_id, user_id) IN (
     SELECT r.broadcast_id, r.user_id
-    FROM broadcasts b JOIN broadcast_recipients r ON r.broadcast_id = b.id
+    FROM broadcasts b
+    JOIN broadcast_recipients r ON r.bot_id = b.bot_id AND r.broadcast_id = b.id
     WHERE b.status IN ('done', 'cancelled') AND b.finished_at < now() - interval '30 days'
     LIMIT $1)
 """

@@ -39,6 +39,8 @@ SET kind = $3, title = $4, description = $5, price_usdt = $6, joins = $7, days =
 WHERE bot_id = $1 AND id = $2
 """
 DELETE_PRODUCT = "DELETE FROM shop_products WHERE bot_id = $1 AND id = $2"
+# Before a product goes: its orders keep what they were sold as, without the link.
+DETACH_PRODUCT = "UPDATE shop_orders SET product_id = NULL WHERE bot_id = $1 AND product_id = $2"
 
 _ORDER_COLUMNS = """
 o.id, o.bot_id, o.product_id, o.kind, o.title, o.joins, o.days, o.user_id, o.user_name,
@@ -53,7 +55,8 @@ ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 
 # before an id ($3 NULL: from the newest).
 ORDERS = f"""
 SELECT {_ORDER_COLUMNS}, b.username AS bot_username,
-       (SELECT count(*) FROM shop_payments p WHERE p.order_id = o.id) AS payment_count
+       (SELECT count(*) FROM shop_payments p
+        WHERE p.bot_id = o.bot_id AND p.order_id = o.id) AS payment_count
 FROM shop_orders o JOIN bots b ON b.id = o.bot_id
 WHERE ($1::bigint IS NULL OR o.bot_id = $1) AND ($2::text IS NULL OR o.state = $2)
   AND ($3::bigint IS NULL OR o.id < $3)
@@ -116,7 +119,11 @@ WHERE o.bot_id = $1 AND o.user_id = $2
 ORDER BY o.id DESC LIMIT 5
 """
 
-LOG = "INSERT INTO shop_order_log (order_id, kind, actor, data) VALUES ($1, $2, $3, $4)"
+# The order's bot is looked up by the order (the callers know only the order).
+LOG = """
+INSERT INTO shop_order_log (bot_id, order_id, kind, actor, data)
+SELECT o.bot_id, o.id, $2, $3, $4 FROM shop_orders o WHERE o.id = $1
+"""
 TIMELINE = "SELECT at, kind, actor, data FROM shop_order_log WHERE order_id = $1 ORDER BY id"
 
 _PAYMENT_COLUMNS = """
@@ -129,7 +136,8 @@ SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.order_id = $1 ORDER BY p.
 """
 PAYMENTS = f"""
 SELECT {_PAYMENT_COLUMNS}, o.network, b.username AS bot_username
-FROM shop_payments p JOIN shop_orders o ON o.id = p.order_id JOIN bots b ON b.id = p.bot_id
+FROM shop_payments p JOIN shop_orders o ON o.bot_id = p.bot_id AND o.id = p.order_id
+JOIN bots b ON b.id = p.bot_id
 WHERE ($1::bigint IS NULL OR p.bot_id = $1) AND ($2::text IS NULL OR p.status = $2)
   AND ($3::bigint IS NULL OR p.id < $3)
 ORDER BY p.id DESC
@@ -140,7 +148,7 @@ SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.order_id = $1 AND p.tx_ha
 """
 INSERT_PAYMENT = """
 INSERT INTO shop_payments (order_id, bot_id, tx_hash, source) VALUES ($1, $2, $3, $4)
-ON CONFLICT (order_id, tx_hash) DO NOTHING
+ON CONFLICT (bot_id, order_id, tx_hash) DO NOTHING
 RETURNING id
 """
 CREDITED_ELSEWHERE = """
@@ -170,7 +178,8 @@ TO_EXPIRE = """
 SELECT id FROM shop_orders o
 WHERE (state = 'awaiting_payment' AND expires_at < now()
        OR state = 'partly_paid' AND due_at < now())
-  AND NOT EXISTS (SELECT 1 FROM shop_payments p WHERE p.order_id = o.id AND p.status = 'checking')
+  AND NOT EXISTS (SELECT 1 FROM shop_payments p
+                  WHERE p.bot_id = o.bot_id AND p.order_id = o.id AND p.status = 'checking')
 ORDER BY id LIMIT 100
 """
 TO_REMIND = """
@@ -183,7 +192,7 @@ RUNNING = """
 SELECT o.id, o.kind, o.ends_at, c.status AS campaign_status, b.status AS broadcast_status
 FROM shop_orders o
 LEFT JOIN campaigns c ON c.id = o.campaign_id
-LEFT JOIN broadcasts b ON b.id = o.broadcast_id
+LEFT JOIN broadcasts b ON b.bot_id = o.bot_id AND b.id = o.broadcast_id
 WHERE o.state = 'running'
 ORDER BY o.id LIMIT 200
 """

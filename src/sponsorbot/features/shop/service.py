@@ -311,7 +311,9 @@ class ShopService(OwnerService):
 
     async def delete_product(self, bot_id: int, product_id: int) -> None:
         """Remove a product (its orders stay, with what they were sold as)."""
-        done = await self.pool.execute(queries.DELETE_PRODUCT, bot_id, product_id)
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(queries.DETACH_PRODUCT, bot_id, product_id)
+            done = await conn.execute(queries.DELETE_PRODUCT, bot_id, product_id)
         if done.endswith(" 0"):
             await self.product(bot_id, product_id)
 

@@ -40,7 +40,7 @@ WHERE expires_at > now() GROUP BY 1, 2
 ANSWERS = """
 SELECT DISTINCT ON (o.inbox_id) o.inbox_id, o.bot_id,
        extract(epoch FROM o.sent_at - i.received_at)::float8 AS seconds
-FROM outbox o JOIN inbox i ON i.id = o.inbox_id
+FROM outbox o JOIN inbox i ON i.bot_id = o.bot_id AND i.id = o.inbox_id
 WHERE o.status = 'sent' AND o.sent_at > $1 AND o.sent_at <= $2 AND o.inbox_id IS NOT NULL
   AND o.priority < 10
 ORDER BY o.inbox_id, o.id

@@ -148,7 +148,7 @@ SELECT e.content_id, {CONTENT_TITLE} AS title, c.code, count(*) AS times, max(e.
 FROM events e
 LEFT JOIN contents c ON c.bot_id = e.bot_id AND c.id = e.content_id
 WHERE e.bot_id = $1 AND e.user_id = $2 AND e.kind = 'content_sent'
-GROUP BY e.content_id, c.id
+GROUP BY e.content_id, c.id, c.bot_id
 ORDER BY last_at DESC
 LIMIT $3
 """
