@@ -37,7 +37,7 @@ async def time_claims(conn: asyncpg.Connection, repeat: int) -> list[float]:
         tx = conn.transaction()
         await tx.start()
         began = time.perf_counter()
-        rows = await conn.fetch(CLAIM, 64, 32, [1], 120.0)
+        rows = await conn.fetch(CLAIM, 64, 32, [1], 120.0, 1)
         times.append((time.perf_counter() - began) * 1000)
         await tx.rollback()
         assert len(rows) == 32
