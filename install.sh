@@ -443,16 +443,6 @@ setup_database() {
 	database_sql "$password" | runuser -u postgres -- psql -q -X
 }
 
-# The units, with the install directory put in when it is not /opt/sponsorbot.
-install_units() {
-	local unit content
-	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
-		content=$(sed "s#/opt/sponsorbot#$DIR#g" "$SRC/deploy/systemd/$unit")
-		write_file 644 "$ROOT/etc/systemd/system/$unit" "$content"$'\n'
-	done
-	systemctl daemon-reload
-}
-
 # Start (or restart, for new code) the api and workers 1..N; stop workers past N.
 start_services() {
 	local n
@@ -493,7 +483,7 @@ plan_native() {
 	step "PostgreSQL: the role sponsorbot (made if missing; its password set to the one in .env) and the database sponsorbot (made if missing)" \
 		setup_database
 	step "install the units sponsorbot-api.service and sponsorbot-worker@.service into /etc/systemd/system" \
-		install_units
+		write_units "$SRC"
 	plan_caddy
 	plan_ufw
 	step "apply the database migrations (sponsorbot migrate, as the user sponsorbot)" run_as_sponsorbot migrate

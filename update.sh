@@ -224,7 +224,7 @@ plan_native() {
 	step "build a new virtual environment $DIR/venv.new with the code in $DIR (pip); the running one is left alone" \
 		build_venv
 	if release_changes deploy/systemd/sponsorbot-api.service || release_changes "deploy/systemd/sponsorbot-worker@.service"; then
-		step "install the release's systemd units and reload systemd" native_units
+		step "install the release's systemd units and reload systemd" write_units "$ROOT$DIR"
 	fi
 	step "apply the database migrations (sponsorbot migrate, the new code's)" native_migrate
 	step "put the new virtual environment in place: $DIR/venv becomes venv.old, venv.new becomes venv" \
@@ -328,15 +328,6 @@ native_caddy() {
 native_backup() {
 	install -d -m 0700 -o sponsorbot -g sponsorbot "$ROOT$DATA_DIR/backups"
 	run_as_sponsorbot backup "$DATA_DIR/backups/$1"
-}
-
-native_units() {
-	local unit content
-	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
-		content=$(sed "s#/opt/sponsorbot#$DIR#g" "$ROOT$DIR/deploy/systemd/$unit")
-		write_file 644 "$ROOT/etc/systemd/system/$unit" "$content"$'\n'
-	done
-	systemctl daemon-reload
 }
 
 native_restart_api() {

@@ -239,3 +239,14 @@ enabled_workers() {
 		printf '%s\n' "${link%.service}"
 	done | sort -n
 }
+
+# write_units TREE: the systemd units from a release tree, with the install directory put in
+# when it is not /opt/sponsorbot; then systemd reads them again.
+write_units() {
+	local unit content
+	for unit in sponsorbot-api.service sponsorbot-worker@.service; do
+		content=$(sed "s#/opt/sponsorbot#$DIR#g" "$1/deploy/systemd/$unit")
+		write_file 644 "$ROOT/etc/systemd/system/$unit" "$content"$'\n'
+	done
+	systemctl daemon-reload
+}
