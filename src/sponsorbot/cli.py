@@ -409,6 +409,16 @@ def loadtest(
             "on every bot as the measured window opens, and runs on past it.",
         ),
     ] = 0,
+    peer: Annotated[
+        str | None,
+        typer.Option(
+            "--peer",
+            metavar="aiogram",
+            help="Run a peer in place of api, workers and PostgreSQL, under the same load: "
+            "the same gate written with aiogram 3 (benchmarks/peer_aiogram.py, in its own "
+            "virtual environment, made on first use).",
+        ),
+    ] = None,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.plot import PlotUnavailable
@@ -430,6 +440,7 @@ def loadtest(
         campaigns,
         joins,
         broadcast=broadcast,
+        peer=peer,
     )
     figures: dict[str, object] = {}
 
@@ -441,6 +452,8 @@ def loadtest(
     except (RuntimeError, PlotUnavailable) as exc:
         raise _fail(f"load test failed: {exc}", 1) from None
     setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
+    if peer is not None:
+        setup = f"{bots} bots, peer: {figures['peer']}, Telegram {rtt:g} ms away"
     if worker_slots is not None:
         setup += f", {worker_slots} slots"
     if campaigns:

@@ -141,3 +141,27 @@ def test_a_broadcast_goes_to_its_made_up_recipients_once_beside_the_visitors(
         done.stdout
     )
     assert "broadcast: 400 made-up recipients;" in done.stdout
+
+
+def test_the_aiogram_peer_answers_every_visitor_under_the_same_load(tmp_path: Path) -> None:
+    from sponsorbot.loadtest.peer import PeerUnavailable, peer_python
+
+    try:  # its own virtual environment, made once (pip) and reused
+        peer_python(lambda _: None)
+    except PeerUnavailable as exc:
+        pytest.skip(f"the aiogram peer's virtual environment cannot be made here: {exc}")
+    out = tmp_path / "figures.json"
+    done = _loadtest("--peer", "aiogram", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) >= KEYS | {"open_p50_s", "open_p99_s", "peer", "peer_errors"}
+    assert figures["visitors"] == MEASURED_VISITORS
+    assert figures["answered"] == figures["visitors"]
+    assert (figures["duplicates"], figures["open_failures"], figures["peer_errors"]) == (0, 0, 0)
+    # No database: the latency runs from the link's opening, and nothing is marked dead.
+    assert figures["latency_from"] == "open"
+    assert figures["p99_s"] == figures["open_p99_s"]
+    assert figures["dead"] is None
+    assert set(figures["cpu_s"]) == {"simulator", "peer", "loadgen"}
+    assert figures["peer"].startswith("aiogram 3.")
+    assert "| 2 bots, peer: aiogram 3." in done.stdout

@@ -89,6 +89,14 @@ async def wait_http(url: str, cluster: Cluster, within_s: float = 60.0) -> None:
     raise RuntimeError(f"{url} did not answer in {within_s:.0f}s")
 
 
+async def start_simulator(cluster: Cluster, port: int, rtt_ms: float) -> None:
+    """Start the simulated Telegram with `rtt_ms` added to every call, and wait for it."""
+    cluster.start(
+        "simulator", "simulator", "--port", str(port), "--latency-ms", str(rtt_ms), "--seed", "1"
+    )
+    await wait_http(f"http://127.0.0.1:{port}/_sim/bots", cluster)
+
+
 def _get_ok(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - loopback only
         return bool(response.status == 200)

@@ -50,8 +50,9 @@ RUNNING = """
 SELECT count(DISTINCT c.id) FROM campaigns c JOIN campaign_bots b ON b.campaign_id = c.id
 WHERE b.bot_id = ANY ($1::bigint[]) AND c.status = 'running'
 """
-# The processes that are the product (the rest is the simulated Telegram and the load itself).
-PRODUCT = ("api", "worker", "postgres")
+# The processes that are the product (the rest is the simulated Telegram and the load itself);
+# with `--peer`, the peer's one process is.
+PRODUCT = ("api", "worker", "postgres", "peer")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -61,6 +62,16 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[rank - 1]
+
+
+def latency_figures(latencies: list[float], prefix: str = "") -> dict[str, float]:
+    """p50, p95, p99 and max of these latencies, in seconds, keys named with `prefix`."""
+    return {
+        f"{prefix}p50_s": round(percentile(latencies, 50), 3),
+        f"{prefix}p95_s": round(percentile(latencies, 95), 3),
+        f"{prefix}p99_s": round(percentile(latencies, 99), 3),
+        f"{prefix}max_s": round(max(latencies, default=math.nan), 3),
+    }
 
 
 @dataclass
@@ -122,6 +133,9 @@ async def measure(
     if points is not None:
         points.extend(pairs)
     latencies = [latency for _, latency in pairs]
+    # From the link's opening (the load generator's clock), as a peer without an inbox is
+    # measured (`--peer`): the same latency plus the simulator's delivery to the api.
+    from_open = [answered[u] - t for u, (_, t) in visitors.items() if u in answered]
     kinds = {
         r["kind"]: int(r["n"])
         for r in await pool.fetch(HANDLED_BETWEEN, bot_ids, window.start, window.end)
@@ -133,10 +147,9 @@ async def measure(
         "handled_other_per_s": round(
             sum(n for k, n in kinds.items() if k != "message") / window.seconds, 1
         ),
-        "p50_s": round(percentile(latencies, 50), 3),
-        "p95_s": round(percentile(latencies, 95), 3),
-        "p99_s": round(percentile(latencies, 99), 3),
-        "max_s": round(max(latencies, default=math.nan), 3),
+        "latency_from": "inbox",
+        **latency_figures(latencies),
+        **latency_figures(from_open, "open_"),
         "backlog": backlog,
         "max_bot_msgs_per_s": busiest,
         "throttled_429": throttled,
@@ -152,14 +165,17 @@ async def measure(
 
 def cpu_per_visitor(cpu: dict[str, float], visitors: int) -> dict[str, float]:
     """CPU per visitor of the window: every process, and the product's (api, workers,
-    PostgreSQL) alone; and the product's CPU over the simulator's, which does the same work
-    for the same visitors in every run and so takes out how fast the shared machine was."""
+    PostgreSQL, or a peer's process) alone, also without PostgreSQL; and the product's CPU over
+    the simulator's, which does the same work for the same visitors in every run and so takes
+    out how fast the shared machine was."""
     product = sum(v for k, v in cpu.items() if k.startswith(PRODUCT))
+    database = sum(v for k, v in cpu.items() if k.startswith("postgres"))
     simulator = cpu.get("simulator", 0.0)
     n = max(1, visitors)
     return {
         "cpu_ms_per_visitor": round(1000 * sum(cpu.values()) / n, 2),
         "product_cpu_ms_per_visitor": round(1000 * product / n, 2),
+        "product_cpu_ms_per_visitor_without_postgres": round(1000 * (product - database) / n, 2),
         "product_over_simulator": round(product / simulator, 2) if simulator else math.nan,
     }
 
@@ -208,12 +224,20 @@ def table(setup: str, r: dict[str, Any]) -> str:
     row = (
         f"| {setup} | {r['offered_per_s']:.0f}/s | {r['handled_per_s']:.0f}/s | "
         f"{r['p50_s']:.2f} s / {r['p95_s']:.2f} s / {r['p99_s']:.2f} s | {r['max_s']:.2f} s | "
-        f"{r['backlog']} | {r['dead']} | {r['duplicates']} |"
+        f"{r['backlog']} | {'–' if r['dead'] is None else r['dead']} | {r['duplicates']} |"
     )
     cpu = ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())
-    text = f"{head}\n{rule}\n{row}\n\nCPU seconds in the measured window: {cpu}\n" + (
-        f"CPU per visitor: {r['cpu_ms_per_visitor']:.2f} ms, of which the product (api, "
-        f"workers, PostgreSQL) {r['product_cpu_ms_per_visitor']:.2f} ms; product ÷ simulator "
+    peer = "peer" in r["cpu_s"]
+    text = f"{head}\n{rule}\n{row}\n\n" + (
+        f"answer sent, from the link's opening: {r['open_p50_s']:.2f} s / {r['open_p95_s']:.2f} s "
+        f"/ {r['open_p99_s']:.2f} s, max {r['open_max_s']:.2f} s"
+        + (" (the peer has no inbox: this is its latency above)\n" if peer else "\n")
+    )
+    text += f"CPU seconds in the measured window: {cpu}\n" + (
+        f"CPU per visitor: {r['cpu_ms_per_visitor']:.2f} ms, of which the product "
+        f"({'the peer' if peer else 'api, workers, PostgreSQL'}) "
+        f"{r['product_cpu_ms_per_visitor']:.2f} ms, without PostgreSQL "
+        f"{r['product_cpu_ms_per_visitor_without_postgres']:.2f} ms; product ÷ simulator "
         f"CPU: {r['product_over_simulator']:.2f}\n"
         f"busiest second of any bot: {r['max_bot_msgs_per_s']} messages; "
         f"429s: {r['throttled_429']}; unanswered visitors: {r['unanswered']}"
@@ -244,6 +268,8 @@ def table(setup: str, r: dict[str, Any]) -> str:
         )
     else:
         text += "\nbroadcast: off"
+    if r.get("peer"):
+        text += f"\npeer: {r['peer']}; errors it logged: {r['peer_errors']}"
     rss = r.get("peak_rss_mb") or {}
     if rss:
         text += "\npeak RSS (MB): " + ", ".join(

@@ -19,6 +19,7 @@ import asyncpg
 
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.pool import create_pool
+from sponsorbot.loadtest.peer import run_peer
 from sponsorbot.loadtest.plot import draw
 from sponsorbot.loadtest.processes import (
     Cluster,
@@ -27,6 +28,7 @@ from sponsorbot.loadtest.processes import (
     own_pid,
     peak_rss_mb,
     postgres_pids,
+    start_simulator,
     wait_http,
 )
 from sponsorbot.loadtest.report import (
@@ -68,6 +70,7 @@ class Options:
     campaigns: bool = False
     joins: bool = False  # implied by campaigns
     broadcast: int = 0  # made-up recipients per bot, and a broadcast to them in the window
+    peer: str | None = None  # run this peer (loadtest/peer.py) in place of the product
 
 
 def _environment(
@@ -134,6 +137,8 @@ async def _all_calls(sim: SimulatorClient) -> list[dict[str, Any]]:
 
 async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     """Run one load test and return its figures."""
+    if options.peer is not None:
+        return await run_peer(options, say)
     workdir = Path(tempfile.mkdtemp(prefix="sponsorbot-loadtest-"))
     sim_port, api_port = free_port(), free_port()
     sim_url = f"http://127.0.0.1:{sim_port}"
@@ -146,17 +151,7 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         f"{_joining(options)}{_broadcasting(options)}; logs in {workdir}"
     )
     try:
-        cluster.start(
-            "simulator",
-            "simulator",
-            "--port",
-            str(sim_port),
-            "--latency-ms",
-            str(options.rtt_ms),
-            "--seed",
-            "1",
-        )
-        await wait_http(f"{sim_url}/_sim/bots", cluster)
+        await start_simulator(cluster, sim_port, options.rtt_ms)
         cluster.start("api", "run", "--role", "api")
         await wait_http(f"http://127.0.0.1:{api_port}/healthz", cluster)
         for n in range(options.workers):
