@@ -169,15 +169,31 @@ class Settings(BaseSettings):
         your own, or the simulator), else that network's public endpoint."""
         return self.trongrid_url or _TRONGRID_URLS[network]
 
+    @property
+    def key_file(self) -> Path:
+        """Where the key is kept when SPONSORBOT_SECRET_KEY is not set."""
+        return self.data_dir / "secret.key"
+
+    def existing_secret(self) -> bytes | None:
+        """The key if there is one already (the setting, else the key file); never makes one.
+
+        Raises OSError when the key file is there but cannot be read."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value().encode()
+        if not self.key_file.is_file():
+            return None
+        return self.key_file.read_text().strip().encode()
+
     def secret(self) -> bytes:
         """The key that encrypts bot tokens: the setting, or one generated into the data dir.
 
         Keep the key outside the data dir in production (the setting): a backup of the data
         dir would otherwise hold both the encrypted tokens and their key.
         """
-        if self.secret_key is not None:
-            return self.secret_key.get_secret_value().encode()
-        path = self.data_dir / "secret.key"
+        existing = self.existing_secret()
+        if existing is not None:
+            return existing
+        path = self.key_file
         if not path.exists():
             # Only this user may look inside: the key sits here, and often the database too.
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

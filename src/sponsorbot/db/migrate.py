@@ -109,10 +109,14 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
     return applied
 
 
+async def applied_versions(conn: asyncpg.Connection) -> set[int] | None:
+    """The migrations recorded in the database; None when it has never been migrated."""
+    if not await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
+        return None
+    return {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+
+
 async def is_current(conn: asyncpg.Connection) -> bool:
     """True when every known migration is recorded (what /healthz asks)."""
-    exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
-    if not exists:
-        return False
-    done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
-    return {m.version for m in load_migrations()} <= done
+    done = await applied_versions(conn)
+    return done is not None and {m.version for m in load_migrations()} <= done

@@ -24,9 +24,16 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     per acquire, a third of a worker's database round trips under load."""
 
 
-async def connect(dsn: str, *, role: str = "tool") -> asyncpg.Connection:
-    """One connection with the same codecs as the pool (for LISTEN and one-off tools)."""
-    conn = await asyncpg.connect(dsn, server_settings={"application_name": f"sponsorbot-{role}"})
+async def connect(
+    dsn: str, *, role: str = "tool", command_timeout: float | None = None
+) -> asyncpg.Connection:
+    """One connection with the same codecs as the pool (for LISTEN and one-off tools); with
+    `command_timeout`, no query on it waits longer."""
+    conn = await asyncpg.connect(
+        dsn,
+        command_timeout=command_timeout,
+        server_settings={"application_name": f"sponsorbot-{role}"},
+    )
     await _init_connection(conn)
     return conn
 

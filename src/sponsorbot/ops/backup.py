@@ -20,15 +20,13 @@ import asyncpg
 from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
+from sponsorbot.db.migrate import applied_versions
 from sponsorbot.ops.backup_archive import BackupError, Manifest, sha256_of, write_archive
 from sponsorbot.ops.backup_tools import PgTool, libpq_target, major_of, pick, run_tool
 
 FACTS = """
-SELECT current_database() AS database,
-       current_setting('server_version') AS server_version,
-       to_regclass('schema_migrations') IS NOT NULL AS migrated
+SELECT current_database() AS database, current_setting('server_version') AS server_version
 """
-LEVEL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
 # pg_dump locks every table before it reads: behind a migration (or anything else holding a
 # table exclusively) it gives up after this long instead of waiting, and the api with it.
 LOCK_WAIT_S = 60
@@ -68,7 +66,7 @@ async def facts(db: Database) -> Facts:
     """The database's name, its server's version and its migration level (0: none)."""
     async with db.pool.acquire() as conn:
         row = await conn.fetchrow(FACTS)
-        level = int(await conn.fetchval(LEVEL)) if row["migrated"] else 0
+        level = max(await applied_versions(conn) or {0})
     return Facts(row["database"], str(row["server_version"]).split()[0], level)
 
 
@@ -76,7 +74,7 @@ def key_whereabouts(settings: Settings) -> str:
     """Where this installation's secret key is, in words."""
     if settings.secret_key is not None:
         return "SPONSORBOT_SECRET_KEY (set in the environment or .env)"
-    path = settings.data_dir / "secret.key"
+    path = settings.key_file
     if path.exists():
         return f"the file {path}"
     return f"not made yet (it would be the file {path}, or SPONSORBOT_SECRET_KEY)"

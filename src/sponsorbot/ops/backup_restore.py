@@ -161,25 +161,17 @@ def _failed(exc: BackupError) -> BackupError:
     return BackupError(f"{line} ({_NOTHING_CHANGED})")
 
 
-def _installed_key(settings: Settings) -> bytes | None:
-    """The secret key here, without making one (`Settings.secret` would)."""
-    if settings.secret_key is not None:
-        return settings.secret_key.get_secret_value().encode()
-    path = settings.data_dir / "secret.key"
-    return path.read_text().strip().encode() if path.is_file() else None
-
-
 async def key_warning(conn: asyncpg.Connection, settings: Settings) -> str | None:
     """Why the bot tokens restored cannot be read with the key here, or None if they can."""
     sealed = await conn.fetchval(KEY_CHECK)
     samples = [r["token_enc"] for r in await conn.fetch(SOME_TOKENS)]
     if sealed is None and not samples:
         return None  # nothing sealed: any key will do
-    key = _installed_key(settings)
+    key = settings.existing_secret()
     if key is None:
         return (
             "there is no secret key here: put the key of the installation the backup came from "
-            f"in SPONSORBOT_SECRET_KEY or the file {settings.data_dir / 'secret.key'} before "
+            f"in SPONSORBOT_SECRET_KEY or the file {settings.key_file} before "
             "starting, or the bot tokens cannot be read"
         )
     where = key_whereabouts(settings)

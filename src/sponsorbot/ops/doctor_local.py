@@ -18,7 +18,8 @@ import asyncpg
 from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.embedded import EmbeddedPostgres
-from sponsorbot.db.migrate import OLDEST_SERVER, load_migrations
+from sponsorbot.db.migrate import OLDEST_SERVER, applied_versions, load_migrations
+from sponsorbot.db.pool import connect
 from sponsorbot.engine.bots import KEY_CHECK, KEY_MISMATCH, SOME_TOKENS
 from sponsorbot.engine.token_box import TokenBox
 
@@ -31,8 +32,6 @@ DISK_WARN_BYTES = 2 * GIB
 DISK_WARN_SHARE = 0.10
 
 SERVER_VERSION = "SELECT current_setting('server_version'), current_setting('server_version_num')"
-HAS_MIGRATIONS = "SELECT to_regclass('schema_migrations') IS NOT NULL"
-APPLIED = "SELECT version FROM schema_migrations ORDER BY version"
 MIGRATE = "run `sponsorbot migrate`"
 # The server's own bounds, besides the client's: a query waiting for a lock leaves the lock's
 # queue when it gives up, and nothing the doctor asks outlives the doctor.
@@ -153,11 +152,7 @@ async def _connect(dsn: str, timeout_s: float) -> asyncpg.Connection:
     A running migration or restore holds ACCESS EXCLUSIVE locks on the tables the checks read;
     without these bounds the doctor would wait for as long as they are held.
     """
-    conn = await asyncpg.connect(
-        dsn,
-        command_timeout=timeout_s,
-        server_settings={"application_name": "sponsorbot-doctor"},
-    )
+    conn = await connect(dsn, role="doctor", command_timeout=timeout_s)
     try:
         await conn.execute(SESSION_TIMEOUTS, f"{max(1, round(timeout_s * 1000))}ms")
     except BaseException:
@@ -198,9 +193,9 @@ def _connect_advice(at: str, exc: Exception, timeout_s: float) -> str:
 
 async def check_migrations(conn: asyncpg.Connection) -> Finding:
     """The applied migrations against the ones this program carries."""
-    if not await conn.fetchval(HAS_MIGRATIONS):
+    done = await applied_versions(conn)
+    if done is None:
         return fail("migrations", f"none applied, the database is empty: {MIGRATE}")
-    done = {r["version"] for r in await conn.fetch(APPLIED)}
     known = load_migrations()
     ahead = sorted(done - {m.version for m in known})
     if ahead:
@@ -230,13 +225,11 @@ class Key:
 def read_key(settings: Settings) -> Key:
     """SPONSORBOT_SECRET_KEY, else `<data dir>/secret.key` if it exists (never created here)."""
     if settings.secret_key is not None:
-        return Key(settings.secret(), ENV_KEY)
-    path = settings.data_dir / "secret.key"
-    if not path.exists():
-        return Key(None, str(path))
+        return Key(settings.existing_secret(), ENV_KEY)
+    path = settings.key_file
     try:
-        secret = settings.secret()
-        loose = bool(path.stat().st_mode & 0o077)
+        secret = settings.existing_secret()
+        loose = secret is not None and bool(path.stat().st_mode & 0o077)
     except OSError as exc:
         return Key(None, str(path), f"cannot read {path}: {exc.strerror or exc}")
     return Key(secret, str(path), loose=loose)
