@@ -124,17 +124,6 @@ async def _database(env: dict[str, str]) -> AsyncIterator[asyncpg.Pool]:
             await asyncio.to_thread(server.release)
 
 
-async def _all_calls(sim: SimulatorClient) -> list[dict[str, Any]]:
-    calls: list[dict[str, Any]] = []
-    since = 0
-    while True:
-        page = await sim.call_log(since=since, limit=10_000)
-        if not page:
-            return calls
-        calls.extend(page)
-        since = page[-1]["seq"]
-
-
 async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     """Run one load test and return its figures."""
     if options.peer is not None:
@@ -227,7 +216,7 @@ async def _measure(
     cluster.check_alive()
     credits_due = opened.joins if options.campaigns else 0
     await _drain(pool, bot_ids, options.drain, credits_due)
-    calls = await _all_calls(sim)
+    calls = await sim.all_calls()
     window = Window(window_start, window_end, len(opened.measured) + opened.failed)
     points: list[tuple[float, float]] = []
     result = await measure(pool, bot_ids, opened.measured, calls, window, backlog, cpu, points)

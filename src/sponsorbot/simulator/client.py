@@ -466,3 +466,11 @@ class SimulatorClient:
         result = await self._call("calls", {"since": since, "limit": limit}, get=True)
         calls: list[dict[str, Any]] = result["calls"]
         return calls
+
+    async def all_calls(self, since: int = 0) -> list[dict[str, Any]]:
+        """Every call after ``since``, however many pages of ``call_log`` that takes."""
+        calls: list[dict[str, Any]] = []
+        while page := await self.call_log(since):
+            calls.extend(page)
+            since = page[-1]["seq"]
+        return calls
