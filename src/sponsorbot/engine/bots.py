@@ -100,6 +100,35 @@ KEY_MISMATCH = (
 
 
 @dataclass(frozen=True, slots=True)
+class KeyProof:
+    """What the database holds that the right key opens: its key check, or, before the first
+    start wrote one, the newest stored tokens (both empty on a new installation)."""
+
+    check: bytes | None
+    tokens: list[bytes]
+
+    @property
+    def empty(self) -> bool:
+        """Nothing is sealed yet: any key will do."""
+        return self.check is None and not self.tokens
+
+    def opened_by(self, box: TokenBox) -> bool:
+        """Whether `box` holds the key the database's secrets were sealed with."""
+        if self.check is not None:
+            return box.opens(self.check)
+        # One damaged row must not count against a key: it is wrong only if none opens.
+        return not self.tokens or any(box.opens(t) for t in self.tokens)
+
+
+async def key_proof(conn: asyncpg.Pool | asyncpg.Connection) -> KeyProof:
+    """The key check, or the tokens to try a key on where there is none yet."""
+    check = await conn.fetchval(KEY_CHECK)
+    if check is not None:
+        return KeyProof(check, [])
+    return KeyProof(None, [r["token_enc"] for r in await conn.fetch(SOME_TOKENS)])
+
+
+@dataclass(frozen=True, slots=True)
 class ActiveBot:
     """An active bot with its decrypted token, as a worker holds it."""
 
@@ -365,11 +394,10 @@ class BotService:
         opens. With an old key listed after the new one, everything is sealed again with the
         new one, so the old one can then be dropped.
         """
-        sealed = await self.pool.fetchval(KEY_CHECK)
+        proof = await key_proof(self.pool)
+        sealed = proof.check
         if sealed is None:
-            # One damaged row must not stop the start: the key is wrong only if none opens.
-            sample = [r["token_enc"] for r in await self.pool.fetch(SOME_TOKENS)]
-            if sample and not any(self.box.opens(t) for t in sample):
+            if not proof.opened_by(self.box):
                 raise KeyMismatch(KEY_MISMATCH)
             # Any text does: only whether it opens matters.
             await self.pool.execute(WRITE_KEY_CHECK, self.box.seal("sponsorbot-key-check"))

@@ -22,7 +22,7 @@ from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import MigrationError, load_migrations
 from sponsorbot.db.migrate import migrate as apply_migrations
-from sponsorbot.engine.bots import KEY_CHECK, SOME_TOKENS
+from sponsorbot.engine.bots import key_proof
 from sponsorbot.engine.token_box import TokenBox
 from sponsorbot.ops.backup import Say, database, facts, key_whereabouts
 from sponsorbot.ops.backup_archive import (
@@ -163,10 +163,9 @@ def _failed(exc: BackupError) -> BackupError:
 
 async def key_warning(conn: asyncpg.Connection, settings: Settings) -> str | None:
     """Why the bot tokens restored cannot be read with the key here, or None if they can."""
-    sealed = await conn.fetchval(KEY_CHECK)
-    samples = [r["token_enc"] for r in await conn.fetch(SOME_TOKENS)]
-    if sealed is None and not samples:
-        return None  # nothing sealed: any key will do
+    proof = await key_proof(conn)
+    if proof.empty:
+        return None
     key = settings.existing_secret()
     if key is None:
         return (
@@ -175,8 +174,7 @@ async def key_warning(conn: asyncpg.Connection, settings: Settings) -> str | Non
             "starting, or the bot tokens cannot be read"
         )
     where = key_whereabouts(settings)
-    box = TokenBox(key)
-    if box.opens(sealed) if sealed is not None else any(box.opens(t) for t in samples):
+    if proof.opened_by(TokenBox(key)):
         return None
     return (
         f"the secret key here ({where}) does not open the backup's bot tokens: use the key "

@@ -20,7 +20,7 @@ from sponsorbot.config import Settings
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.migrate import OLDEST_SERVER, applied_versions, load_migrations
 from sponsorbot.db.pool import connect
-from sponsorbot.engine.bots import KEY_CHECK, KEY_MISMATCH, SOME_TOKENS
+from sponsorbot.engine.bots import KEY_MISMATCH, key_proof
 from sponsorbot.engine.token_box import TokenBox
 
 Level = Literal["ok", "warn", "FAIL", "skip"]
@@ -249,12 +249,11 @@ async def check_key(conn: asyncpg.Connection, key: Key) -> Finding:
     if key.problem is not None:
         return key_without_database(key)
     try:
-        sealed = await conn.fetchval(KEY_CHECK)
-        sample = [r["token_enc"] for r in await conn.fetch(SOME_TOKENS)] if sealed is None else []
+        proof = await key_proof(conn)
     except asyncpg.UndefinedTableError:
         return skip("secret key", f"not compared: the key check needs the migrations; {MIGRATE}")
     if key.secret is None:
-        if sealed is None and not sample:
+        if proof.empty:
             return ok("secret key", f"none yet: the first start makes {key.source}")
         return fail(
             "secret key",
@@ -262,10 +261,7 @@ async def check_key(conn: asyncpg.Connection, key: Key) -> Finding:
             "put that key back (it is not in backups)",
         )
     box = TokenBox(key.secret)
-    if sealed is not None:
-        matches = box.opens(sealed)
-    else:
-        matches = not sample or any(box.opens(t) for t in sample)
+    matches = proof.opened_by(box)
     if not matches and key.source == ENV_KEY:
         return fail("secret key", KEY_MISMATCH)
     if not matches:
@@ -274,9 +270,9 @@ async def check_key(conn: asyncpg.Connection, key: Key) -> Finding:
             f"the key in {key.source} is not the one this database's bot tokens were saved "
             "with: put back the right file, or set SPONSORBOT_SECRET_KEY to that key",
         )
-    if sealed is not None:
+    if proof.check is not None:
         detail = f"from {key.source}, matches the database's key check"
-    elif sample:
+    elif proof.tokens:
         detail = f"from {key.source}, opens the bot tokens"
     else:
         detail = f"from {key.source}; nothing is sealed with it yet"
