@@ -247,14 +247,7 @@ async def test_an_occupied_database_is_refused_unless_forced(
     archive = await _backup(db_dsn, tmp_path)
     source = await fingerprint(db_dsn)
 
-    conn = await asyncpg.connect(empty_dsn)
-    try:
-        await migrate(conn)
-        await conn.execute(A_BOT, 202, "other_bot", b"")
-        await conn.execute(A_USER, "someone@else.test")
-    finally:
-        await conn.close()
-    occupied = await fingerprint(empty_dsn)
+    occupied = await _occupied_target(empty_dsn)
     env = {"SPONSORBOT_DATABASE_URL": empty_dsn, "SPONSORBOT_SECRET_KEY": OTHER_SECRET}
 
     line = refused(cli("restore", str(archive), **env))

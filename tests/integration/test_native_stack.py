@@ -24,7 +24,6 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from sponsorbot.db.embedded import dsn_for
 from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.debian_pg import DebianPostgres, debian_bin
 from tests.processes import clean_environ, free_port, start, wait_healthy
@@ -89,20 +88,6 @@ def _wait_tls(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -
     raise AssertionError("caddy never listened")
 
 
-def _create_database(uri: str) -> str:
-    async def _go() -> None:
-        conn = await asyncpg.connect(uri)
-        try:
-            await conn.execute("CREATE DATABASE sponsorbot")
-        finally:
-            await conn.close()
-
-    import asyncio
-
-    asyncio.run(_go())
-    return dsn_for(uri, "sponsorbot")
-
-
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Debian's PostgreSQL, the simulator, api, worker and Caddy, each its own process."""
@@ -110,7 +95,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     pg = DebianPostgres()
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        dsn = _create_database(pg.start())
+        # The product gets the cluster to itself: its maintenance database will do.
+        dsn = pg.start()
         sim_port, api_port, https_port = free_port(), free_port(), free_port()
         url = f"https://{DOMAIN}:{https_port}"
         env = clean_environ(
