@@ -376,7 +376,11 @@ def loadtest(
     drain: Annotated[float, typer.Option(min=0, help="Seconds to wait for late answers.")] = 30,
     worker_slots: Annotated[
         int | None,
-        typer.Option(min=1, max=1024, help="Updates a worker holds at once (default: 32)."),
+        typer.Option(
+            min=1,
+            max=1024,
+            help="Pin the updates a worker holds at once (default: adapts, from 32 up to 512).",
+        ),
     ] = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the figures as JSON here.")

@@ -96,7 +96,10 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(default=20, ge=1, le=500)
     statement_cache_size: int = Field(default=256, ge=0)
 
+    # Updates a worker holds at once: it starts at worker_slots and grows up to
+    # worker_slots_max while updates wait and the process keeps pace (engine/inhand.py).
     worker_slots: int = Field(default=32, ge=1, le=1024)
+    worker_slots_max: int = Field(default=512, ge=1, le=4096)
     lock_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=8, ge=1, le=100)
     retry_for_h: float = Field(default=24.0, gt=0, le=24 * 30)

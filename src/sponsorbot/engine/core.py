@@ -85,6 +85,7 @@ class Engine:
             self.api,
             self.manager.active,
             slots=settings.worker_slots,
+            slots_max=settings.worker_slots_max,
             lock_s=settings.lock_timeout_s,
             max_attempts=settings.max_attempts,
             retry_base_s=retry_base_s,

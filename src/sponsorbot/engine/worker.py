@@ -1,4 +1,5 @@
-"""The claim loop: keep up to N updates in hand, claim again when a quarter of slots are free."""
+"""The claim loop: keep up to N updates in hand (N adapts, see inhand.py), claim again when a
+quarter of them are free."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.inbox import DONE_AND_ENQUEUE, LOST_CLAIM, done_with
+from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
@@ -25,6 +27,8 @@ from sponsorbot.telegram import BotApi, TelegramError, Unauthorized, scrub
 log = logging.getLogger(__name__)
 
 INBOX = "inbox"
+# How often the event loop's lag is sampled.
+LAG_EVERY_S = 0.1
 
 
 # Hand an update's queued calls to a sender in this process: (bot id, rows, ids of older due
@@ -64,6 +68,7 @@ class Worker:
         bots: Callable[[], dict[int, ActiveBot]],
         *,
         slots: int = 32,
+        slots_max: int | None = None,
         lock_s: float = 120.0,
         max_attempts: int = 8,
         retry_base_s: float = 1.0,
@@ -79,7 +84,7 @@ class Worker:
         self.notifier = notifier
         self.api = api
         self.bots = bots
-        self.slots = slots
+        self.limit = InHandLimit(slots, slots if slots_max is None else slots_max, lock_s)
         self.lock_s = lock_s
         self.max_attempts = max_attempts
         self.retry_base_s = retry_base_s
@@ -90,7 +95,6 @@ class Worker:
         self.claimer = claimer
         self.on_refused = on_refused
         self._in_hand: dict[asyncio.Task[None], int] = {}
-        self._threshold = max(1, slots // 4)
         self.handled = 0
 
     @property
@@ -101,18 +105,32 @@ class Worker:
     async def run(self, stop: asyncio.Event, grace_s: float = 8.0) -> None:
         """Claim and handle until `stop`, then finish what is in hand (bounded by `grace_s`)."""
         stopper = asyncio.create_task(self._wake_on(stop))
+        lag = asyncio.create_task(self._watch_lag(stop))
         try:
             while not stop.is_set():
-                free = self.slots - len(self._in_hand)
+                free = self.limit.limit - len(self._in_hand)
                 claimed = 0
-                if free >= self._threshold:
+                if free >= self.limit.threshold:
                     claimed = await self._claim(free)
+                    if self.limit.claimed(free, claimed, time.monotonic()):
+                        log.debug("holding up to %d updates at once", self.limit.limit)
                 if claimed and claimed == free:
                     continue
                 await self.notifier.wait(INBOX, self.notifier.poll_interval())
         finally:
             stopper.cancel()
+            lag.cancel()
             await self._drain(grace_s)
+
+    async def _watch_lag(self, stop: asyncio.Event) -> None:
+        """Sample how late a timer fires: the event loop's lag, which says whether this
+        process keeps pace with what it holds."""
+        while not stop.is_set():
+            start = time.monotonic()
+            await asyncio.sleep(LAG_EVERY_S)
+            now = time.monotonic()
+            if self.limit.lagged(now - start - LAG_EVERY_S, now):
+                log.debug("holding up to %d updates at once (lagging)", self.limit.limit)
 
     async def _wake_on(self, stop: asyncio.Event) -> None:
         await stop.wait()
@@ -147,11 +165,12 @@ class Worker:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_hand.pop(task, None)
-        if self.slots - len(self._in_hand) == self._threshold:
+        if self.limit.limit - len(self._in_hand) == self.limit.threshold:
             self.notifier.wake(INBOX, local_only=True)
 
     async def _handle(self, row: inbox.InboxRow, bot: ActiveBot | None) -> None:
         uow = UnitOfWork(row.bot_id, inbox_id=row.id)
+        start = time.monotonic()
         try:
             if bot is None:
                 raise RuntimeError("the bot is not active in this worker")
@@ -170,6 +189,8 @@ class Worker:
         except Exception as exc:
             await self._failed(row, exc)
             return
+        finally:
+            self.limit.finished(time.monotonic() - start)
         self.handled += 1
         if uow.calls:
             self._hand_over(row.bot_id, uow, committed)

@@ -91,7 +91,9 @@ def _environment(
         SPONSORBOT_LOG_LEVEL="WARNING",
     )
     if options.worker_slots is not None:
+        # Pinned: the count does not adapt, as before it could.
         env["SPONSORBOT_WORKER_SLOTS"] = str(options.worker_slots)
+        env["SPONSORBOT_WORKER_SLOTS_MAX"] = str(options.worker_slots)
     return env, pgdata
 
 
