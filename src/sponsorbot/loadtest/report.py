@@ -27,6 +27,15 @@ WHERE bot_id = ANY ($1::bigint[])
   AND handled_at >= to_timestamp($2) AND handled_at < to_timestamp($3)
 GROUP BY kind
 """
+# The database's work, read at both ends of the window: transactions, rows written and WAL.
+# The counters cover every database of the cluster (the load test is alone on it); the
+# statistics reach them within a second, which a window of tens of seconds absorbs.
+DB_WORK = """
+SELECT sum(xact_commit + xact_rollback)::float8 AS transactions,
+       sum(tup_inserted + tup_updated + tup_deleted)::float8 AS rows,
+       (pg_current_wal_lsn() - '0/0'::pg_lsn)::float8 AS wal
+FROM pg_stat_database
+"""
 BACKLOG = """
 SELECT count(*) FROM inbox WHERE bot_id = ANY ($1::bigint[]) AND status IN ('pending', 'processing')
 """
@@ -180,6 +189,27 @@ def cpu_per_visitor(cpu: dict[str, float], visitors: int) -> dict[str, float]:
     }
 
 
+async def database_work(pool: asyncpg.Pool) -> dict[str, float]:
+    """The cluster's counters now (DB_WORK); two readings make `database_per_visitor`."""
+    row = await pool.fetchrow(DB_WORK)
+    return {k: float(row[k] or 0.0) for k in ("transactions", "rows", "wal")}
+
+
+def database_per_visitor(
+    before: dict[str, float], after: dict[str, float], visitors: int
+) -> dict[str, float]:
+    """What the database did per visitor between two readings: transactions, rows written,
+    WAL bytes (the load generator's own few queries included)."""
+    n = max(1, visitors)
+    return {
+        "db_transactions_per_visitor": round(
+            (after["transactions"] - before["transactions"]) / n, 2
+        ),
+        "db_rows_per_visitor": round((after["rows"] - before["rows"]) / n, 2),
+        "db_wal_bytes_per_visitor": round((after["wal"] - before["wal"]) / n),
+    }
+
+
 def broadcast_figures(
     calls: list[dict[str, Any]], recipients: set[int], window: Window, total: int
 ) -> dict[str, Any]:
@@ -239,7 +269,14 @@ def table(setup: str, r: dict[str, Any]) -> str:
         f"{r['product_cpu_ms_per_visitor']:.2f} ms, without PostgreSQL "
         f"{r['product_cpu_ms_per_visitor_without_postgres']:.2f} ms; product ÷ simulator "
         f"CPU: {r['product_over_simulator']:.2f}\n"
-        f"busiest second of any bot: {r['max_bot_msgs_per_s']} messages; "
+        + (
+            f"PostgreSQL per visitor: {r['db_transactions_per_visitor']:.2f} transactions, "
+            f"{r['db_rows_per_visitor']:.2f} rows written, "
+            f"{r['db_wal_bytes_per_visitor'] / 1024:.1f} kB of WAL\n"
+            if "db_transactions_per_visitor" in r
+            else ""
+        )
+        + f"busiest second of any bot: {r['max_bot_msgs_per_s']} messages; "
         f"429s: {r['throttled_429']}; unanswered visitors: {r['unanswered']}"
     )
     campaigns = r.get("campaigns")

@@ -38,6 +38,8 @@ from sponsorbot.loadtest.report import (
     Window,
     broadcast_figures,
     campaign_figures,
+    database_per_visitor,
+    database_work,
     measure,
 )
 from sponsorbot.loadtest.scenario import (
@@ -196,6 +198,7 @@ async def _measure(
     groups["postgres"] = postgres_pids(pgdata)
     groups["loadgen"] = [own_pid()]
     meter = CpuMeter(groups)
+    db_before = await database_work(pool)
     meter.start()
     say("measuring ...")
     window_start = time.time()
@@ -213,6 +216,7 @@ async def _measure(
     window_end = time.time()
     backlog = await pool.fetchval(BACKLOG, bot_ids)
     cpu = meter.stop()
+    db_after = await database_work(pool)
     broadcast_ids = await broadcasts
     await opened.joined()
     cluster.check_alive()
@@ -229,6 +233,7 @@ async def _measure(
         )
         opens = [t for _, t in opened.measured.values()]
         draw(options.plot, title, window_start, points, opens)
+    result.update(database_per_visitor(db_before, db_after, len(opened.measured)))
     result["open_failures"] = opened.failed
     if options.campaigns or options.joins:
         result["joins"] = {"made": opened.joins, "failed": opened.join_failures}
