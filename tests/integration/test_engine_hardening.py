@@ -407,9 +407,12 @@ async def test_an_update_postgresql_cannot_store_is_quarantined_and_polling_move
     async with telegram_and_service(pool) as (tg, service):
         bot = await tg.sim.create_bot("poison_bot")
         user = await tg.sim.create_user("Pat")
+        # Telegram cleans a NUL out of a message's text (so does the simulator); a person made
+        # through the control API keeps one in their name, and every update of theirs has it.
+        poison = await tg.sim.create_user("nul \x00 inside")
         await service.add(bot["token"], "polling")
         await tg.sim.send_text(user["id"], "poison_bot", "fine")
-        await tg.sim.send_text(user["id"], "poison_bot", "nul \x00 inside")
+        await tg.sim.send_text(poison["id"], "poison_bot", "poison")
         await tg.sim.send_text(user["id"], "poison_bot", "fine again")
         async with polling(service, bot):
 
@@ -424,7 +427,7 @@ async def test_an_update_postgresql_cannot_store_is_quarantined_and_polling_move
         offset = await pool.fetchval("SELECT poll_offset FROM bots")
     assert [(r["status"], r["text"]) for r in rows] == [
         ("pending", "fine"),
-        ("dead", "nul  inside"),
+        ("dead", "poison"),
         ("pending", "fine again"),
     ]
     assert rows[1]["error"].startswith("quarantined")

@@ -209,7 +209,8 @@ async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_
         done = await s.state_of(post["id"], "completed", timeout=30)
         assert done["broadcast_id"] is not None and done["report"] == {"reached": 6}
         got = await s.messages(fans[0])
-        assert got[-1]["buttons"] == [[{"text": "Shop", "url": "https://shop.example"}]]
+        # Telegram stores a button's URL normalised, with the path's slash.
+        assert got[-1]["buttons"] == [[{"text": "Shop", "url": "https://shop.example/"}]]
         await s.wait_for(ada, text_has("your post reached 6 people"))
         marked = [t for t in done["timeline"] if t["kind"] == "marked_paid"]
         assert marked[0]["data"]["reason"] == "paid by bank transfer"
@@ -226,7 +227,7 @@ async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_
         viewer = await s.advertiser()
         await s.tg.sim.open_link(viewer, BOT, content["code"])
         shown = await s.wait_for(viewer, text_has("Night films"))
-        assert shown["buttons"][0][0]["url"] == "https://films.example"
+        assert shown["buttons"][0][0]["url"] == "https://films.example/"
         await pool.execute("UPDATE shop_orders SET ends_at = now() WHERE id = $1", banner["id"])
         ended = await s.state_of(banner["id"], "completed")
         assert ended["report"] == {"shown": 1}

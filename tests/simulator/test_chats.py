@@ -22,8 +22,10 @@ CHANNEL_RIGHT_FIELDS = {
     "can_post_stories",
     "can_edit_stories",
     "can_delete_stories",
+    "can_send_welcome_messages",
     "can_post_messages",
     "can_edit_messages",
+    "can_manage_direct_messages",
 }
 
 
@@ -175,7 +177,8 @@ async def test_join_requests(sim: Sim, scene: Scene) -> None:
     link = await sim.ok(
         scene.token, "createChatInviteLink", chat_id=cid, name="vip", creates_join_request=True
     )
-    assert link["pending_join_request_count"] == 0
+    # The server leaves the count out while it is zero.
+    assert "pending_join_request_count" not in link
     ann, bo = scene.user["id"], (await sim.control.create_user("Bo"))["id"]
     assert await sim.control.join(ann, invite_link=link["invite_link"]) == "pending"
     await sim.control.request_join(bo, cid)
@@ -218,7 +221,8 @@ async def test_invite_links_need_admin_rights(sim: Sim, scene: Scene) -> None:
     other = await sim.control.create_channel("Other", username="other")
     await sim.control.make_admin(other["id"], scene.bot["id"], can_invite_users=False)
     code, description = await sim.error(scene.token, "createChatInviteLink", chat_id=other["id"])
-    assert (code, description) == (400, "Bad Request: CHAT_ADMIN_REQUIRED")
+    # tdlib's can_manage_dialog_invite_links refuses before asking Telegram.
+    assert (code, description) == (400, "Bad Request: not enough rights to manage chat invite link")
 
 
 async def test_open_url_follows_start_links_channels_and_invite_links(

@@ -1,16 +1,15 @@
 """Message entities written back as HTML parse mode: to_html, checked by parsing its output.
 
-Two parsers read the HTML back. ``sponsorbot.telegram.html.parse_html`` is the tdlib-faithful one:
-it says whether Telegram accepts the text and what text it shows, but returns no entities.
-``sponsorbot.simulator.html.parse_html`` returns the entities; it keeps attribute values as
-written (``&amp;`` undecoded) and reads no language from ``<code class="language-x">``, so the
-comparison undoes the first and expects a ``pre`` with a language as a ``pre`` plus a ``code``.
-Like both parsers, nothing merges adjacent entities; an empty tag makes no entity.
+Two parsers read the HTML back. ``sponsorbot.telegram.html.parse_html`` says whether Telegram
+accepts the text and what text it shows, but returns no entities. The simulator's
+``parse_html`` (tdlib's, rewritten) returns them as Telegram makes them: a link's URL is checked
+and normalised (no entity if it is no URL), ``tg://user?id=N`` is a mention of N if N is a valid
+user id. The comparison expects the same. Nothing merges adjacent entities at this stage; an
+empty tag makes no entity.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import pytest
@@ -18,6 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sponsorbot.simulator import html as simulator_html
+from sponsorbot.simulator.entities import MAX_USER_ID
+from sponsorbot.simulator.formatting import entity_json
+from sponsorbot.simulator.textlinks import checked_link, link_user_id
 from sponsorbot.telegram.entities import to_html
 from sponsorbot.telegram.html import parse_html
 
@@ -36,18 +38,34 @@ def _detail(entity: Entity) -> Any:
     return None
 
 
+def _as_telegram_keeps(kind: str, detail: Any) -> tuple[str, Any] | None:
+    """A link or mention as Telegram makes it from the tag: normalised, or gone."""
+    if kind == "text_mention":
+        if 0 < detail <= MAX_USER_ID:
+            return kind, detail
+        kind, detail = "text_link", f"tg://user?id={detail}"
+    if kind == "text_link":
+        if user_id := link_user_id(detail):
+            return "text_mention", user_id
+        return (kind, url) if (url := checked_link(detail)) else None
+    return kind, detail
+
+
+def _order(key: Key) -> tuple[int, int, str, str]:
+    """Entities in a stable order; a detail may be None beside a string (a pre with and
+    without a language at one place), which tuples cannot compare."""
+    return key[0], key[1], key[2], "" if key[3] is None else repr(key[3])
+
+
 def expected(entities: list[Entity]) -> list[Key]:
     """The entities sent, as the simulator's parser gives them back."""
     keys: list[Key] = []
     for e in entities:
-        if e["type"] == "pre" and e.get("language"):
-            keys += [
-                (e["offset"], e["length"], "pre", None),
-                (e["offset"], e["length"], "code", None),
-            ]
-        else:
-            keys.append((e["offset"], e["length"], e["type"], _detail(e)))
-    return sorted(keys)
+        detail = e.get("language") if e["type"] == "pre" else _detail(e)
+        kept = _as_telegram_keeps(e["type"], detail)
+        if kept is not None:
+            keys.append((e["offset"], e["length"], *kept))
+    return sorted(keys, key=_order)
 
 
 def read_back(source: str) -> tuple[str, list[Key]]:
@@ -56,12 +74,10 @@ def read_back(source: str) -> tuple[str, list[Key]]:
     text, entities = simulator_html.parse_html(source)
     assert text == shown
     keys: list[Key] = []
-    for e in entities:
-        detail = _detail(e)
-        if e["type"] == "text_link":
-            detail = html.unescape(detail)
+    for e in map(entity_json, entities):
+        detail = e.get("language") if e["type"] == "pre" else _detail(e)
         keys.append((e["offset"], e["length"], e["type"], detail))
-    return text, sorted(keys)
+    return text, sorted(keys, key=_order)
 
 
 def assert_round_trip(text: str, entities: list[Entity]) -> str:

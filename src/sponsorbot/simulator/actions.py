@@ -11,11 +11,14 @@ from typing import Any
 
 from sponsorbot.simulator.errors import USER_ALREADY_PARTICIPANT
 from sponsorbot.simulator.shapes import (
+    callback_query_json,
     chat_member_updated,
-    invite_link_json,
+    join_request_json,
     message_json,
+    private_member_updated,
     rights_for,
 )
+from sponsorbot.simulator.types import shape
 from sponsorbot.simulator.world import (
     DEFAULT_OFF_RIGHTS,
     Account,
@@ -51,6 +54,8 @@ def set_member(
         chat.members.pop(account.id, None)
     else:
         chat.members[account.id] = new
+    if account.is_bot:
+        chat.bots_seen.add(account.id)
     if invite_link is not None and status == "member":
         invite_link.joined += 1
     own = world.bots.get(account.id)
@@ -113,14 +118,7 @@ def request_join(
     if link is not None:
         link.pending += 1
     for bot in admin_bots(world, chat, "can_invite_users"):
-        payload: dict[str, Any] = {
-            "chat": chat.store.chat,
-            "from": account.json(),
-            "user_chat_id": account.id,
-            "date": request.date,
-        }
-        if link is not None:
-            payload["invite_link"] = invite_link_json(world, link, bot.id)
+        payload = join_request_json(world, chat, account, request.date, link, bot.id)
         world.emit(bot, "chat_join_request", payload, chat.id)
     return request
 
@@ -176,7 +174,7 @@ def user_message(
 def start_command(payload: str) -> tuple[str, list[dict[str, Any]]]:
     """The text and bot_command entity of ``/start <payload>``."""
     text = f"/start {payload}" if payload else "/start"
-    return text, [{"offset": 0, "length": 6, "type": "bot_command"}]
+    return text, [shape("MessageEntity", offset=0, length=6, type="bot_command")]
 
 
 def press_button(
@@ -192,13 +190,8 @@ def press_button(
         raise ValueError("the message has no button with this callback_data")
     query = CallbackQuery(str(world.rng.getrandbits(62)), account.id, world.clock())
     bot.callbacks[query.id] = query
-    payload = {
-        "id": query.id,
-        "from": account.json(),
-        "message": message_json(message),
-        "chat_instance": str(world.rng.getrandbits(63) - 2**62),
-        "data": data,
-    }
+    chat_instance = str(world.rng.getrandbits(63) - 2**62)
+    payload = callback_query_json(query.id, account, message, chat_instance, data)
     world.emit(bot, "callback_query", payload, account.id)
     return query
 
@@ -211,13 +204,6 @@ def block(world: World, bot: Bot, account: Account, blocked: bool = True) -> Non
         account.blocked_bots.add(bot.id)
     else:
         account.blocked_bots.discard(bot.id)
-    member = {"user": bot.account.json(), "status": "member"}
-    kicked = {"user": bot.account.json(), "status": "kicked", "until_date": 0}
-    payload = {
-        "chat": account.private_chat_json(),
-        "from": account.json(),
-        "date": world.now(),
-        "old_chat_member": member if blocked else kicked,
-        "new_chat_member": kicked if blocked else member,
-    }
+    old, new = ("member", "kicked") if blocked else ("kicked", "member")
+    payload = private_member_updated(world, account, bot, old, new)
     world.emit(bot, "my_chat_member", payload, account.id)

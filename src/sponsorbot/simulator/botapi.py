@@ -4,6 +4,7 @@ and the methods about the bot itself, its updates, its webhook and callback quer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import orjson
@@ -22,30 +23,37 @@ from sponsorbot.simulator.errors import (
 )
 from sponsorbot.simulator.limits import STATUS_TEXT
 from sponsorbot.simulator.params import Params, read_params
+from sponsorbot.simulator.readers import to_integer_safe, wrap
 from sponsorbot.simulator.state import Described, Handler, Simulator
+from sponsorbot.simulator.textlinks import LinkError, parse_url
+from sponsorbot.simulator.types import shape
+from sponsorbot.simulator.updates import read_allowed_updates
 from sponsorbot.simulator.world import Bot
 
 SIMULATOR_KEY = web.AppKey("simulator", Simulator)
 
 
 async def get_me(sim: Simulator, bot: Bot, p: Params) -> Any:
-    """getMe: the bot's User with the bot-only flags."""
-    out = bot.account.json()
-    out.update(
+    """getMe: the bot's User with every bot-only flag."""
+    return shape(
+        "User",
+        **bot.account.json(),
         can_join_groups=True,
         can_read_all_group_messages=False,
         supports_inline_queries=False,
+        supports_guest_queries=False,
         can_connect_to_business=False,
         has_main_web_app=False,
+        has_topics_enabled=False,
+        allows_users_to_create_topics=False,
+        can_manage_bots=False,
     )
-    return out
 
 
 def _allowed_updates(bot: Bot, p: Params) -> None:
-    allowed = p.json("allowed_updates")
+    """Take ``allowed_updates`` if given; the server ignores one it cannot read."""
+    allowed = read_allowed_updates(p.data.get("allowed_updates"))
     if allowed is not None:
-        if not isinstance(allowed, list) or not all(isinstance(k, str) for k in allowed):
-            raise bad_request("can't parse allowed updates")
         bot.allowed_updates = allowed
 
 
@@ -53,9 +61,10 @@ async def get_updates(sim: Simulator, bot: Bot, p: Params) -> Any:
     """getUpdates: confirm below ``offset``, then answer at once or wait up to ``timeout``."""
     if bot.webhook_url:
         raise webhook_conflict()
-    offset = p.opt_int("offset", 0) or 0
-    limit = min(100, max(1, p.opt_int("limit", 100) or 100))
-    timeout = min(sim.options.poll_timeout_cap, max(0, p.opt_int("timeout", 0) or 0))
+    # The server clamps these and refuses none of them.
+    offset = p.integer("offset")
+    limit = min(100, max(1, p.integer("limit", 100)))
+    timeout = min(sim.options.poll_timeout_cap, max(0, p.integer("timeout")))
     _allowed_updates(bot, p)
     queue = bot.queue
     # A newer poll ends the older one with 409, as Telegram does.
@@ -85,69 +94,72 @@ async def get_updates(sim: Simulator, bot: Bot, p: Params) -> Any:
     return [u.body for u in updates]
 
 
-async def set_webhook(sim: Simulator, bot: Bot, p: Params) -> Any:
-    """setWebhook: start delivering (pending updates too, unless dropped)."""
-    url = p.opt_str("url", "") or ""
-    if url and not url.startswith(("http://", "https://")):
-        raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
-    _allowed_updates(bot, p)
-    max_connections = p.opt_int("max_connections", 40) or 40
-    if not 1 <= max_connections <= 100:
-        raise bad_request("bad webhook: max_connections must be between 1 and 100")
-    if p.flag("drop_pending_updates"):
+def _webhook_target(url: str) -> str:
+    """Where updates go: the URL as tdlib's parse_url normalises it, HTTPS unless another
+    protocol is written (the simulator also delivers over plain HTTP)."""
+    try:
+        return parse_url(url, default_https=True).get_url()
+    except LinkError:
+        raise bad_request("invalid webhook URL specified") from None
+
+
+async def set_webhook(sim: Simulator, bot: Bot, p: Params, url: str | None = None) -> Any:
+    """setWebhook (and deleteWebhook, with no URL): start delivering, pending updates too
+    unless dropped. The server clamps max_connections to 1..100 rather than refuse it."""
+    url = p.opt_str("url", "") if url is None else url
+    max_connections = min(100, max(1, p.integer("max_connections", 40))) if url else 0
+    secret = (p.opt_str("secret_token") or "") if url else ""
+    drop = p.flag("drop_pending_updates")
+    current = (bot.webhook_url, bot.max_connections, bot.secret_token or "")
+    if (url, max_connections, secret) == current and not drop:
+        _allowed_updates(bot, p)
+        return Described(True, "Webhook is already set" if url else "Webhook is already deleted")
+    if drop:
         bot.queue.clear()
-    secret = p.opt_str("secret_token")
-    if secret is not None and (
-        len(secret) > 256 or not all(c.isalnum() or c in "_-" for c in secret)
-    ):
-        raise bad_request("bad webhook: secret token contains unallowed characters")
     if not url:
-        return await delete_webhook(sim, bot, p)
-    unchanged = (url, secret, max_connections) == (
-        bot.webhook_url,
-        bot.secret_token,
-        bot.max_connections,
-    )
-    bot.webhook_url, bot.secret_token, bot.max_connections = url, secret, max_connections
+        had_webhook = bool(bot.webhook_url)
+        sim.webhooks.stop(bot)
+        bot.webhook_url, bot.secret_token, bot.max_connections = "", None, 0
+        bot.last_error_date = bot.last_error_message = None
+        return Described(
+            True, "Webhook was deleted" if had_webhook else "Webhook is already deleted"
+        )
+    target = _webhook_target(url)
+    if len(secret) > 256:
+        raise bad_request("secret token is too long")
+    if not all(c.isascii() and (c.isalnum() or c in "_-") for c in secret):
+        raise bad_request("secret token contains unallowed characters")
+    bot.webhook_url, bot.secret_token, bot.max_connections = url, secret or None, max_connections
     bot.last_error_date = bot.last_error_message = None
-    sim.webhooks.start(bot)
+    _allowed_updates(bot, p)
+    sim.webhooks.start(bot, target)
     bot.queue.notify()  # ends a long poll still waiting, with 409
-    return Described(True, "Webhook is already set" if unchanged else "Webhook was set")
+    return Described(True, "Webhook was set")
 
 
 async def delete_webhook(sim: Simulator, bot: Bot, p: Params) -> Any:
     """deleteWebhook: back to getUpdates, pending updates kept unless dropped."""
-    if p.flag("drop_pending_updates"):
-        bot.queue.clear()
-    if not bot.webhook_url:
-        return Described(True, "Webhook is already deleted")
-    sim.webhooks.stop(bot)
-    bot.webhook_url, bot.secret_token = "", None
-    bot.last_error_date = bot.last_error_message = None
-    return Described(True, "Webhook was deleted")
+    return await set_webhook(sim, bot, p, url="")
 
 
 async def get_webhook_info(sim: Simulator, bot: Bot, p: Params) -> Any:
-    """getWebhookInfo."""
-    out: dict[str, Any] = {
-        "url": bot.webhook_url,
-        "has_custom_certificate": False,
-        "pending_update_count": len(bot.queue.pending),
-    }
-    if bot.webhook_url:
-        out["ip_address"] = "127.0.0.1"
-        if bot.last_error_date is not None:
-            out["last_error_date"] = bot.last_error_date
-            out["last_error_message"] = bot.last_error_message
-        out["max_connections"] = bot.max_connections
-        if bot.allowed_updates:
-            out["allowed_updates"] = bot.allowed_updates
-    return out
+    """getWebhookInfo: the fields the server fills, when it fills them."""
+    return shape(
+        "WebhookInfo",
+        url=bot.webhook_url,
+        has_custom_certificate=False,
+        pending_update_count=len(bot.queue.pending),
+        last_error_date=bot.last_error_date,
+        last_error_message=bot.last_error_message if bot.last_error_date else None,
+        max_connections=bot.max_connections or None,
+        ip_address="127.0.0.1" if bot.webhook_url else None,
+        allowed_updates=bot.allowed_updates,
+    )
 
 
 async def answer_callback_query(sim: Simulator, bot: Bot, p: Params) -> Any:
     """answerCallbackQuery: once per query, within the callback timeout."""
-    query = bot.callbacks.pop(p.req_str("callback_query_id"), None)
+    query = bot.callbacks.pop(str(p.integer("callback_query_id", bits=64)), None)
     if query is None or sim.world.clock() - query.created > sim.options.callback_timeout:
         raise bad_request(QUERY_TOO_OLD)
     answer: dict[str, Any] = {"callback_query_id": query.id, "user_id": query.account_id}
@@ -169,6 +181,64 @@ METHODS: dict[str, Handler] = {
     **sending.METHODS,
     **chats.METHODS,
 }
+
+
+# Methods the server will not run from an answer to a webhook delivery (nor any "get...").
+_NOT_IN_ANSWERS = frozenset({"setwebhook", "deletewebhook", "close", "logout"})
+
+
+def _logged_chat(params: Params) -> Any:
+    """The chat a call names, as the call log keeps it: a number when it is one (forms send
+    text; the log keeps ids comparable), else what was sent."""
+    chat_id = params.data.get("chat_id")
+    if type(chat_id) is int:
+        return wrap(chat_id)
+    if isinstance(chat_id, str):
+        number = to_integer_safe(chat_id)
+        return chat_id if number is None else number
+    return chat_id
+
+
+async def _latency(sim: Simulator) -> None:
+    delay = sim.latency.seconds()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+async def _perform(sim: Simulator, bot: Bot, name: str, handler: Handler, params: Params) -> Any:
+    """Run a method as the server runs it, whether a bot called it or answered a webhook
+    delivery with it: injected faults first, then the method; either way into the call log.
+    Raises the call's :class:`ApiError`."""
+    chat_id = _logged_chat(params)
+    try:
+        verdict = sim.faults.decide(name.lower())
+        if verdict is not None:
+            if verdict.kind == "429":
+                raise too_many_requests(int(verdict.seconds))
+            if verdict.kind == "timeout":
+                await asyncio.sleep(verdict.seconds)
+            raise ApiError(verdict.status, STATUS_TEXT.get(verdict.status, "Server Error"))
+        result = await handler(sim, bot, params)
+    except ApiError as error:
+        sim.calls.append(sim.world.clock(), name, bot.id, chat_id, False, error.error_code, None)
+        raise
+    message_id = result.get("message_id") if isinstance(result, dict) else None
+    sim.calls.append(sim.world.clock(), name, bot.id, chat_id, True, None, message_id)
+    return result
+
+
+async def run_answer(sim: Simulator, bot: Bot, params: Params) -> None:
+    """Run the method a bot answered a webhook delivery with (WebhookActor hands a 2xx answer
+    naming a ``method`` to the client as a new query): the endpoint's latency, faults and
+    call log apply; the result, or the error, goes nowhere but the call log."""
+    name = params.opt_str("method") or ""
+    method = name.lower()
+    handler = METHODS.get(method)
+    if handler is None or method in _NOT_IN_ANSWERS or method.startswith("get"):
+        return
+    await _latency(sim)
+    with contextlib.suppress(ApiError):
+        await _perform(sim, bot, name, handler, params)
 
 
 def _error_response(error: ApiError) -> web.Response:
@@ -194,33 +264,22 @@ async def handle(request: web.Request) -> web.Response:
     """Answer one Bot API call."""
     sim = request.app[SIMULATOR_KEY]
     name = request.match_info["method"]
-    method = name.lower()
-    delay = sim.latency.seconds()
-    if delay > 0:
-        await asyncio.sleep(delay)
+    await _latency(sim)
     bot = sim.world.bots_by_token.get(request.match_info["token"])
-    bot_id = bot.id if bot is not None else None
-    chat_id: Any = None
     try:
         if bot is None:
             raise unauthorized()
-        handler = METHODS.get(method)
+        handler = METHODS.get(name.lower())
         if handler is None:
             raise method_not_found()
         params = await read_params(request)
-        chat_id = params.data.get("chat_id")
-        if isinstance(chat_id, str) and chat_id.lstrip("-").isdigit():
-            chat_id = int(chat_id)  # forms send text; the log keeps ids comparable
-        verdict = sim.faults.decide(method)
-        if verdict is not None:
-            if verdict.kind == "429":
-                raise too_many_requests(int(verdict.seconds))
-            if verdict.kind == "timeout":
-                await asyncio.sleep(verdict.seconds)
-            raise ApiError(verdict.status, STATUS_TEXT.get(verdict.status, "Server Error"))
-        result = await handler(sim, bot, params)
     except ApiError as error:
-        sim.calls.append(sim.world.clock(), name, bot_id, chat_id, False, error.error_code, None)
+        bot_id = bot.id if bot is not None else None
+        sim.calls.append(sim.world.clock(), name, bot_id, None, False, error.error_code, None)
+        return _error_response(error)
+    try:
+        result = await _perform(sim, bot, name, handler, params)
+    except ApiError as error:
         return _error_response(error)
     envelope: dict[str, Any] = {"ok": True}
     if isinstance(result, Described):
@@ -228,6 +287,4 @@ async def handle(request: web.Request) -> web.Response:
         envelope["description"] = result.description
     else:
         envelope["result"] = result
-    message_id = result.get("message_id") if isinstance(result, dict) else None
-    sim.calls.append(sim.world.clock(), name, bot_id, chat_id, True, None, message_id)
     return web.Response(body=orjson.dumps(envelope), content_type="application/json")

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from sponsorbot.simulator import actions
 from sponsorbot.simulator.botapi import SIMULATOR_KEY
+from sponsorbot.simulator.formatting import user_text
 from sponsorbot.simulator.limits import Fault
 from sponsorbot.simulator.state import Simulator
 from sponsorbot.simulator.world import Account, Bot, Chat, InviteLink
@@ -192,9 +193,11 @@ async def open_links(sim: Simulator, body: Body) -> Any:
 
 
 async def send_text(sim: Simulator, body: Body) -> Any:
-    """A person sends the bot ``text``."""
+    """A person sends the bot ``text``: trimmed and with the entities their app adds (a
+    ``/command`` is a ``bot_command``, links, mentions and hashtags too), as in Telegram."""
     bot, account = _bot(sim, body), _user(sim, body)
-    message = actions.user_message(sim.world, bot, account, body["text"])
+    text, entities = user_text(str(body["text"]))
+    message = actions.user_message(sim.world, bot, account, text, entities)
     return {"message_id": message.message_id, "ts": sim.world.clock()}
 
 

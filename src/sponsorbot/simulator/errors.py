@@ -82,10 +82,7 @@ QUERY_TOO_OLD = "query is too old and response timeout expired or query ID is in
 BLOCKED = "bot was blocked by the user"
 DEACTIVATED = "user is deactivated"
 CANT_INITIATE = "bot can't initiate conversation with a user"
-NOT_CHANNEL_MEMBER = "bot is not a member of the channel chat"
-NOT_GROUP_MEMBER = "bot is not a member of the supergroup chat"
 NEED_ADMIN_RIGHTS = "need administrator rights in the channel chat"
-CHAT_ADMIN_REQUIRED = "CHAT_ADMIN_REQUIRED"
 WRONG_FILE_ID = "wrong file identifier/HTTP URL specified"
 PROTECTED_CONTENT = "message has protected content and can't be forwarded"
 TEXT_EMPTY = "message text is empty"
@@ -94,4 +91,13 @@ INVITE_HASH_EXPIRED = "INVITE_HASH_EXPIRED"
 HIDE_REQUESTER_MISSING = "HIDE_REQUESTER_MISSING"
 USER_ALREADY_PARTICIPANT = "USER_ALREADY_PARTICIPANT"
 BUTTON_DATA_INVALID = "BUTTON_DATA_INVALID"
-REPLY_MARKUP_INVALID = "can't parse reply keyboard markup JSON object"
+
+
+def from_tdlib(message: str) -> ApiError:
+    """A 400 for one of tdlib's error messages, worded as the Bot API server words it: the
+    first letter lower-cased unless the message is an UPPER_CASE code (tdlib's ``Text must be
+    non-empty`` is the Bot API's ``Bad Request: text must be non-empty``)."""
+    if len(message) >= 2 and (message[1] == "_" or "A" <= message[1] <= "Z"):
+        return bad_request(message)
+    first = message[:1]
+    return bad_request((first.lower() if "A" <= first <= "Z" else first) + message[1:])

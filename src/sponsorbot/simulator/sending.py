@@ -9,14 +9,22 @@ from sponsorbot.simulator import errors as e
 from sponsorbot.simulator.chats import visible_chat
 from sponsorbot.simulator.errors import bad_request, forbidden, too_many_requests
 from sponsorbot.simulator.filebytes import content_type_of
-from sponsorbot.simulator.html import parse_html
-from sponsorbot.simulator.params import Params
-from sponsorbot.simulator.shapes import message_json
+from sponsorbot.simulator.formatting import Users, format_text
+from sponsorbot.simulator.markup import Markup, markup_for, parse_reply_markup
+from sponsorbot.simulator.params import Params, Upload
+from sponsorbot.simulator.replies import REPLIED_NOT_FOUND, ReplyTo, parse_reply
+from sponsorbot.simulator.shapes import forward_origin, message_json
 from sponsorbot.simulator.state import Handler, Simulator
+from sponsorbot.simulator.types import shape
 from sponsorbot.simulator.world import Bot, File, Message, MessageStore
 
+# Telegram's limits, in code points (as tdlib counts), checked once the chat is known.
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
+# How long a bot may delete messages after they were sent, in seconds.
+DELETE_WINDOW = 2 * 86400
+# How the Bot API names each kind of file when one is sent as another.
+FILE_TYPE_NAMES = {"photo": "Photo", "video": "Video", "document": "Document"}
 
 
 def _private_store(sim: Simulator, bot: Bot, user_id: int) -> MessageStore:
@@ -37,62 +45,53 @@ def target_store(sim: Simulator, bot: Bot, ref: int | str) -> MessageStore:
     """Where a bot's new message goes, or the error the real server gives for that chat."""
     if isinstance(ref, int) and ref > 0:
         return _private_store(sim, bot, ref)
-    chat = visible_chat(sim, bot, ref)
-    status = chat.status_of(bot.id)
-    if status in ("left", "kicked"):
-        raise forbidden(e.NOT_CHANNEL_MEMBER if chat.type == "channel" else e.NOT_GROUP_MEMBER)
+    chat = visible_chat(sim, bot, ref, "write")
     if chat.type == "channel" and not chat.has_right(bot.id, "can_post_messages"):
         raise bad_request(e.NEED_ADMIN_RIGHTS)
     return chat.store
 
 
-def readable_store(sim: Simulator, bot: Bot, ref: int | str) -> MessageStore:
-    """A chat whose messages the bot may copy, edit or delete."""
+def readable_store(sim: Simulator, bot: Bot, ref: int | str, access: str) -> MessageStore:
+    """A chat whose messages the bot may copy (``read``), edit (``edit``) or delete
+    (``write``); a deactivated user's chat can only be read."""
     if isinstance(ref, int) and ref > 0:
         store = bot.dialogs.get(ref)
         if store is None:
             raise bad_request(e.CHAT_NOT_FOUND)
+        account = sim.world.accounts[ref]
+        if account.deactivated and access != "read":
+            raise forbidden(e.DEACTIVATED)
         return store
-    chat = visible_chat(sim, bot, ref)
-    if chat.status_of(bot.id) in ("left", "kicked"):
-        raise forbidden(e.NOT_CHANNEL_MEMBER if chat.type == "channel" else e.NOT_GROUP_MEMBER)
-    return chat.store
+    return visible_chat(sim, bot, ref, access).store
 
 
-def formatted(p: Params, field: str, entities_field: str) -> tuple[str | None, list[Any]]:
-    """Text and entities of ``field`` after parse_mode (HTML is checked like Telegram does)."""
+def formatted(
+    p: Params, field: str, entities_field: str, users: Users | None = None
+) -> tuple[str | None, list[Any]]:
+    """Text (``field="text"``) or caption and its entities as Telegram stores them: after
+    parse_mode or the ``entities_field`` JSON, cleaned, trimmed, with the automatic entities.
+    None when the parameter is missing or the caption is left empty. ``users`` (the world's
+    accounts) fill in text mentions; see :func:`~sponsorbot.simulator.formatting.format_text`."""
     text = p.opt_str(field)
     if text is None:
         return None, []
-    mode = (p.opt_str("parse_mode") or "").lower()
-    if mode == "html":
-        return parse_html(text)
-    entities = p.json(entities_field)
-    return text, entities if isinstance(entities, list) else []
+    mode = p.opt_str("parse_mode")
+    caption = field != "text"
+    shown, entities = format_text(
+        text, mode, p.data.get(entities_field), users=users, caption=caption
+    )
+    return shown or None, entities
 
 
-def reply_markup(p: Params) -> dict[str, Any] | None:
-    """The inline keyboard to keep on the message (other keyboards are not shown on it)."""
-    markup = p.json("reply_markup")
-    if markup is None:
-        return None
-    if not isinstance(markup, dict):
-        raise bad_request(e.REPLY_MARKUP_INVALID)
-    rows = markup.get("inline_keyboard")
-    if rows is None:
-        return None
-    if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-        raise bad_request('field "inline_keyboard" of the InlineKeyboardMarkup must be an Array')
-    for row in rows:
-        for button in row:
-            if not isinstance(button, dict) or not isinstance(button.get("text"), str):
-                raise bad_request('can\'t find field "text"')
-            data = button.get("callback_data")
-            if data is not None and not 1 <= len(str(data).encode()) <= 64:
-                raise bad_request(e.BUTTON_DATA_INVALID)
-            if not any(k in button for k in ("url", "callback_data", "switch_inline_query")):
-                raise bad_request("text buttons are unallowed in the inline keyboard")
-    return {"inline_keyboard": rows}
+def _check_length(text: str | None, caption: bool = False) -> None:
+    """tdlib's limits on a text or caption, which it checks after the chat: a message too
+    long for a chat that does not exist is ``chat not found``."""
+    if text is None:
+        return
+    if caption and len(text) > MAX_CAPTION:
+        raise bad_request("message caption is too long")
+    if not caption and len(text) > MAX_TEXT:
+        raise bad_request(e.TEXT_TOO_LONG)
 
 
 def _accept(
@@ -108,7 +107,31 @@ def _accept(
     return message_json(message)
 
 
-def _new_message(sim: Simulator, bot: Bot, store: MessageStore, p: Params) -> Message:
+def _replied(
+    sim: Simulator, bot: Bot, store: MessageStore, reply: ReplyTo | None
+) -> Message | None:
+    """The message replied to, once the target chat is known; None when there is none (or
+    it is in another chat: the simulator does not show replies across chats)."""
+    if reply is None:
+        return None
+    source = store if reply.chat is None else readable_store(sim, bot, reply.chat, "read")
+    replied = source.live(reply.message_id)
+    if replied is None and not reply.allow_without_reply:
+        raise bad_request(REPLIED_NOT_FOUND)
+    return replied if source is store else None
+
+
+def _new_message(
+    sim: Simulator,
+    bot: Bot,
+    store: MessageStore,
+    p: Params,
+    markup: Markup | None,
+    reply: ReplyTo | None,
+) -> Message:
+    """A message of the bot's in ``store``: the reply is looked up, then the keyboard is
+    checked against the chat, as the server and tdlib do."""
+    replied = _replied(sim, bot, store, reply)
     channel = store.chat["type"] == "channel"
     return Message(
         message_id=0,
@@ -116,37 +139,51 @@ def _new_message(sim: Simulator, bot: Bot, store: MessageStore, p: Params) -> Me
         chat=store.chat,
         sender=None if channel else bot.account.json(),
         sender_id=bot.id,
-        reply_markup=reply_markup(p),
+        reply_markup=markup_for(markup, store.chat["type"], channel_post=channel),
         protect_content=p.flag("protect_content"),
+        reply_to=replied,
     )
 
 
 async def send_message(sim: Simulator, bot: Bot, p: Params) -> Any:
-    """sendMessage."""
-    store = target_store(sim, bot, p.chat_ref())
-    text, entities = formatted(p, "text", "entities")
+    """sendMessage: the text is read first, then the keyboard, then the chat is checked."""
+    text, entities = formatted(p, "text", "entities", sim.world.accounts)
     if not text:
         raise bad_request(e.TEXT_EMPTY)
-    if len(text) > MAX_TEXT:
-        raise bad_request(e.TEXT_TOO_LONG)
-    message = _new_message(sim, bot, store, p)
+    reply = parse_reply(p)
+    markup = parse_reply_markup(p)
+    store = target_store(sim, bot, p.chat_ref())
+    message = _new_message(sim, bot, store, p, markup, reply)
+    _check_length(text)
     message.text, message.entities = text, entities
     return _accept(sim, bot, store, message, p)
 
 
-def _media(sim: Simulator, p: Params, kind: str) -> list[File]:
-    upload = p.uploads.get(kind)
-    if upload is not None:
-        file = sim.world.new_file(kind, upload.filename, upload.size)
-        if upload.data is not None:
-            media_type = content_type_of(upload.data, upload.content_type, upload.filename)
-            sim.world.file_bytes.keep(file.file_id, upload.data, media_type)
+def _file_given(p: Params, kind: str) -> Upload | str | None:
+    """The file of a send: a file_id or URL, or an upload in the part named ``kind`` or in
+    the part ``attach://<name>`` names (aiogram uploads so); None when there is none."""
+    ref = p.opt_str(kind)
+    if ref is not None and not ref.startswith("attach://"):
+        return ref
+    return p.uploads.get(ref.removeprefix("attach://") if ref else kind)
+
+
+def _media(sim: Simulator, given: Upload | str, kind: str) -> list[File]:
+    """The file to send: an upload, a known file_id (of a kind that can be sent as ``kind``)
+    or a URL."""
+    if isinstance(given, Upload):
+        file = sim.world.new_file(kind, given.filename, given.size)
+        if given.data is not None:
+            media_type = content_type_of(given.data, given.content_type, given.filename)
+            sim.world.file_bytes.keep(file.file_id, given.data, media_type)
     else:
-        ref = p.opt_str(kind)
-        if ref is None:
-            raise bad_request(f"there is no {kind} in the request")
+        ref = given
         known = sim.world.files.get(ref)
         if known is not None:
+            # Videos and documents may stand for each other; photos only for photos.
+            if (known.kind == "photo") != (kind == "photo"):
+                found, wanted = FILE_TYPE_NAMES[known.kind], FILE_TYPE_NAMES[kind]
+                raise bad_request(f"can't use file of type {found} as {wanted}")
             file = known
         elif ref.startswith(("http://", "https://")):
             file = sim.world.new_file(kind, ref.rsplit("/", 1)[-1] or None)
@@ -157,12 +194,16 @@ def _media(sim: Simulator, p: Params, kind: str) -> list[File]:
 
 def _sender(kind: str) -> Handler:
     async def send_media(sim: Simulator, bot: Bot, p: Params) -> Any:
+        given = _file_given(p, kind)
+        if given is None:
+            raise bad_request(f"there is no {kind} in the request")
+        caption, entities = formatted(p, "caption", "caption_entities", sim.world.accounts)
+        reply = parse_reply(p)
+        markup = parse_reply_markup(p)
         store = target_store(sim, bot, p.chat_ref())
-        files = _media(sim, p, kind)
-        caption, entities = formatted(p, "caption", "caption_entities")
-        if caption is not None and len(caption) > MAX_CAPTION:
-            raise bad_request("message caption is too long")
-        message = _new_message(sim, bot, store, p)
+        files = _media(sim, given, kind)
+        _check_length(caption, caption=True)
+        message = _new_message(sim, bot, store, p, markup, reply)
         message.media_kind, message.files = kind, files
         message.caption, message.caption_entities = caption, entities
         return _accept(sim, bot, store, message, p)
@@ -172,13 +213,20 @@ def _sender(kind: str) -> Handler:
 
 
 def _source(sim: Simulator, bot: Bot, p: Params, not_found: str) -> Message:
-    store = readable_store(sim, bot, p.chat_ref("from_chat_id"))
-    source = store.live(p.req_int("message_id"))
+    """The message to copy or forward (whether it may be is checked after the target chat)."""
+    store = readable_store(sim, bot, p.chat_ref("from_chat_id"), "read")
+    source = store.live(p.integer("message_id"))
     if source is None:
         raise bad_request(not_found)
+    return source
+
+
+def _target(sim: Simulator, bot: Bot, p: Params, source: Message) -> MessageStore:
+    """Where a copy or forward of ``source`` goes; protected content goes nowhere."""
+    store = target_store(sim, bot, p.chat_ref())
     if source.protect_content:
         raise bad_request(e.PROTECTED_CONTENT)
-    return source
+    return store
 
 
 def _copy_content(message: Message, source: Message) -> None:
@@ -189,59 +237,80 @@ def _copy_content(message: Message, source: Message) -> None:
 
 async def copy_message(sim: Simulator, bot: Bot, p: Params) -> Any:
     """copyMessage: the same content without a link to the original; returns MessageId."""
+    p.required("from_chat_id")
+    caption = (
+        formatted(p, "caption", "caption_entities", sim.world.accounts)
+        if p.has("caption")
+        else None
+    )
     source = _source(sim, bot, p, e.MESSAGE_TO_COPY_NOT_FOUND)
-    store = target_store(sim, bot, p.chat_ref())
-    message = _new_message(sim, bot, store, p)
+    reply = parse_reply(p)
+    markup = parse_reply_markup(p)
+    store = _target(sim, bot, p, source)
+    if caption is not None:
+        _check_length(caption[0], caption=True)
+    message = _new_message(sim, bot, store, p, markup, reply)
     _copy_content(message, source)
-    if p.has("caption"):
-        message.caption, message.caption_entities = formatted(p, "caption", "caption_entities")
-    return {"message_id": _accept(sim, bot, store, message, p)["message_id"]}
+    if caption is not None:
+        message.caption, message.caption_entities = caption
+    return shape("MessageId", message_id=_accept(sim, bot, store, message, p)["message_id"])
 
 
 async def forward_message(sim: Simulator, bot: Bot, p: Params) -> Any:
     """forwardMessage: the content with ``forward_origin``."""
+    p.required("from_chat_id")
     source = _source(sim, bot, p, e.MESSAGE_TO_FORWARD_NOT_FOUND)
-    store = target_store(sim, bot, p.chat_ref())
-    message = _new_message(sim, bot, store, p)
-    message.reply_markup = None
+    store = _target(sim, bot, p, source)
+    message = _new_message(sim, bot, store, p, None, None)
     _copy_content(message, source)
-    if source.sender is not None:
-        message.forward_origin = {
-            "type": "user",
-            "date": source.date,
-            "sender_user": source.sender,
-        }
-    else:
-        message.forward_origin = {
-            "type": "channel",
-            "date": source.date,
-            "chat": source.chat,
-            "message_id": source.message_id,
-        }
+    message.forward_origin = forward_origin(source)
     return _accept(sim, bot, store, message, p)
 
 
 def _editable(sim: Simulator, bot: Bot, p: Params) -> Message:
-    if p.has("inline_message_id"):
-        raise bad_request(e.MESSAGE_TO_EDIT_NOT_FOUND)
-    store = readable_store(sim, bot, p.chat_ref())
-    message = store.live(p.req_int("message_id"))
+    """The message to edit, after the server's and tdlib's checks, in their order."""
+    message_id = max(0, p.integer("message_id"))
+    if not p.has("chat_id") and not message_id:
+        if not p.has("inline_message_id"):
+            raise bad_request("message identifier is not specified")
+        raise bad_request("invalid inline message identifier specified")
+    store = readable_store(sim, bot, p.chat_ref(), "edit")
+    message = store.live(message_id)
     if message is None:
         raise bad_request(e.MESSAGE_TO_EDIT_NOT_FOUND)
-    if message.sender_id != bot.id:
+    if message.forward_origin is not None or not _may_edit(sim, bot, store, message):
         raise bad_request(e.MESSAGE_CANT_BE_EDITED)
     return message
 
 
+def _may_edit(sim: Simulator, bot: Bot, store: MessageStore, message: Message) -> bool:
+    """A bot edits its own messages; in a channel, any post if it may edit others' posts."""
+    own = message.sender_id == bot.id
+    if store.chat["type"] != "channel":
+        return own
+    chat = sim.world.chats[store.chat["id"]]
+    return chat.has_right(bot.id, "can_edit_messages") or (
+        own and chat.has_right(bot.id, "can_post_messages")
+    )
+
+
+def _edited_markup(p: Params, markup: Markup | None, message: Message) -> dict[str, Any] | None:
+    """The new inline keyboard of an edited message (switch-inline buttons not on posts)."""
+    chat_type = message.chat["type"]
+    return markup_for(markup, chat_type, channel_post=message.sender is None, editing=True)
+
+
 async def edit_message_text(sim: Simulator, bot: Bot, p: Params) -> Any:
     """editMessageText: no reply_markup means the keyboard goes, as in Telegram."""
+    text, entities = formatted(p, "text", "entities", sim.world.accounts)
+    if not text:
+        raise bad_request(e.TEXT_EMPTY)
+    parsed = parse_reply_markup(p)
     message = _editable(sim, bot, p)
     if message.text is None:
         raise bad_request(e.NO_TEXT_TO_EDIT)
-    text, entities = formatted(p, "text", "entities")
-    if not text:
-        raise bad_request(e.TEXT_EMPTY)
-    markup = reply_markup(p)
+    _check_length(text)
+    markup = _edited_markup(p, parsed, message)
     if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
         raise bad_request(e.NOT_MODIFIED)
     message.text, message.entities, message.reply_markup = text, entities, markup
@@ -251,8 +320,9 @@ async def edit_message_text(sim: Simulator, bot: Bot, p: Params) -> Any:
 
 async def edit_message_reply_markup(sim: Simulator, bot: Bot, p: Params) -> Any:
     """editMessageReplyMarkup."""
+    parsed = parse_reply_markup(p)
     message = _editable(sim, bot, p)
-    markup = reply_markup(p)
+    markup = _edited_markup(p, parsed, message)
     if markup == message.reply_markup:
         raise bad_request(e.NOT_MODIFIED)
     message.reply_markup = markup
@@ -261,15 +331,27 @@ async def edit_message_reply_markup(sim: Simulator, bot: Bot, p: Params) -> Any:
 
 
 async def delete_message(sim: Simulator, bot: Bot, p: Params) -> Any:
-    """deleteMessage: own messages, or others' where the bot has can_delete_messages."""
-    ref = p.chat_ref()
-    store = readable_store(sim, bot, ref)
-    message = store.live(p.req_int("message_id"))
+    """deleteMessage: own messages, or others' where the bot has can_delete_messages; none
+    older than two days."""
+    if not p.has("chat_id"):
+        raise bad_request("chat identifier is not specified")
+    message_id = max(0, p.integer("message_id"))
+    if not message_id:
+        raise bad_request("message identifier is not specified")
+    store = readable_store(sim, bot, p.chat_ref(), "write")
+    message = store.live(message_id)
     if message is None:
         raise bad_request(e.MESSAGE_TO_DELETE_NOT_FOUND)
-    if store.chat["type"] != "private" and message.sender_id != bot.id:
+    too_old = sim.world.now() - message.date > DELETE_WINDOW
+    if store.chat["type"] == "private":
+        if too_old:
+            raise bad_request("message can't be deleted for everyone")
+    else:
         chat = sim.world.chats[store.chat["id"]]
-        if not chat.has_right(bot.id, "can_delete_messages"):
+        own = message.sender_id == bot.id and (
+            chat.type != "channel" or chat.has_right(bot.id, "can_post_messages")
+        )
+        if too_old or not (own or chat.has_right(bot.id, "can_delete_messages")):
             raise bad_request(e.MESSAGE_CANT_BE_DELETED)
     message.deleted = True
     return True

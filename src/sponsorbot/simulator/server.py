@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import signal
 from email.utils import formatdate
@@ -24,6 +25,7 @@ def create_app(**options: Any) -> web.Application:
     (seed, latency_ms, jitter_ms, per_bot_per_second, per_chat_per_second, tron_network,
     tron_api_key, trx_price, ...)."""
     sim = Simulator(Options(**options))
+    sim.webhooks.on_answer = functools.partial(botapi.run_answer, sim)
     app = web.Application(client_max_size=MAX_BODY)
     app[SIMULATOR_KEY] = sim
     app.router.add_route("*", "/bot{token}/{method}", botapi.handle)

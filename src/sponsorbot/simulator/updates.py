@@ -6,7 +6,59 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from sponsorbot.simulator.types import shape
+
 RETENTION_SECONDS = 24 * 3600
+# Every update type the Bot API knows, in the server's order (getWebhookInfo lists them so).
+UPDATE_TYPES = (
+    "message",
+    "edited_message",
+    "channel_post",
+    "edited_channel_post",
+    "inline_query",
+    "chosen_inline_result",
+    "callback_query",
+    "shipping_query",
+    "pre_checkout_query",
+    "poll",
+    "poll_answer",
+    "my_chat_member",
+    "chat_member",
+    "chat_join_request",
+    "chat_boost",
+    "removed_chat_boost",
+    "message_reaction",
+    "message_reaction_count",
+    "business_connection",
+    "business_message",
+    "edited_business_message",
+    "deleted_business_messages",
+    "purchased_paid_media",
+    "managed_bot",
+    "guest_message",
+)
+# What a bot receives when it never named allowed_updates (Telegram leaves these three out).
+OPT_IN_UPDATES = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
+
+
+def read_allowed_updates(value: Any) -> list[str] | None:
+    """``allowed_updates`` as the server reads it: None (keep the old list) when it is not a
+    list of strings; [] (the default) when it names no known type; else the known types in
+    the server's order. Unknown names are skipped, case does not matter."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        return None
+    asked = {name.lower() for name in value}
+    chosen = [name for name in UPDATE_TYPES if name in asked]
+    if not chosen or set(chosen) == set(UPDATE_TYPES) - OPT_IN_UPDATES:
+        return []
+    return chosen
 
 
 @dataclass(slots=True)
@@ -32,7 +84,8 @@ class UpdateQueue:
         """Store a new update and wake long polls and the webhook deliverer."""
         update_id = self.next_id
         self.next_id += 1
-        update = Update(update_id, now, chat_key, kind, {"update_id": update_id, kind: payload})
+        body = shape("Update", update_id=update_id, **{kind: payload})
+        update = Update(update_id, now, chat_key, kind, body)
         self.pending[update_id] = update
         self.notify()
         return update

@@ -14,33 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sponsorbot.simulator.filebytes import FileBytes
-from sponsorbot.simulator.updates import UpdateQueue
+from sponsorbot.simulator.readers import to_integer_safe
+from sponsorbot.simulator.types import (
+    ADMIN_RIGHTS,
+    CHANNEL_ONLY_RIGHTS,
+    SUPERGROUP_ONLY_RIGHTS,
+    shape,
+)
+from sponsorbot.simulator.updates import OPT_IN_UPDATES, UpdateQueue
 
 URL_SAFE = string.ascii_letters + string.digits + "-_"
 
-# What a bot receives when it never named allowed_updates (Telegram leaves these three out).
-OPT_IN_UPDATES = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
-
-CHANNEL_RIGHTS = (
-    "is_anonymous",
-    "can_manage_chat",
-    "can_delete_messages",
-    "can_manage_video_chats",
-    "can_restrict_members",
-    "can_promote_members",
-    "can_change_info",
-    "can_invite_users",
-    "can_post_stories",
-    "can_edit_stories",
-    "can_delete_stories",
-    "can_post_messages",
-    "can_edit_messages",
-)
-SUPERGROUP_RIGHTS = (
-    *CHANNEL_RIGHTS[:-2],
-    "can_pin_messages",
-    "can_manage_topics",
-)
+# The administrator rights of each kind of chat, as ChatMemberAdministrator lists them.
+CHANNEL_RIGHTS = ADMIN_RIGHTS + CHANNEL_ONLY_RIGHTS
+SUPERGROUP_RIGHTS = ADMIN_RIGHTS + SUPERGROUP_ONLY_RIGHTS
 # Rights a bot gets when made admin without naming them: what Telegram's UI proposes.
 DEFAULT_OFF_RIGHTS = frozenset({"is_anonymous", "can_promote_members"})
 
@@ -57,27 +44,35 @@ class Account:
     is_bot: bool = False
     deactivated: bool = False
     blocked_bots: set[int] = field(default_factory=set)
+    # The User object, built again only when a name changes (it is in every message).
+    _user: tuple[tuple[Any, ...], dict[str, Any]] | None = field(default=None, repr=False)
 
     def json(self) -> dict[str, Any]:
-        """The Bot API User object."""
-        out: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
-        if self.last_name:
-            out["last_name"] = self.last_name
-        if self.username:
-            out["username"] = self.username
-        if self.language_code:
-            out["language_code"] = self.language_code
-        return out
+        """The Bot API User object (shared: do not change it)."""
+        names = (self.first_name, self.last_name, self.username, self.language_code)
+        if self._user is None or self._user[0] != names:
+            user = shape(
+                "User",
+                id=self.id,
+                is_bot=self.is_bot,
+                first_name=self.first_name,
+                last_name=self.last_name or None,
+                username=self.username or None,
+                language_code=self.language_code or None,
+            )
+            self._user = (names, user)
+        return self._user[1]
 
     def private_chat_json(self) -> dict[str, Any]:
         """The Bot API Chat object of this user's private chat with a bot."""
-        out: dict[str, Any] = {"id": self.id, "first_name": self.first_name}
-        if self.last_name:
-            out["last_name"] = self.last_name
-        if self.username:
-            out["username"] = self.username
-        out["type"] = "private"
-        return out
+        return shape(
+            "Chat",
+            id=self.id,
+            first_name=self.first_name,
+            last_name=self.last_name or None,
+            username=self.username or None,
+            type="private",
+        )
 
 
 @dataclass(slots=True)
@@ -115,6 +110,7 @@ class Message:
     forward_origin: dict[str, Any] | None = None
     edit_date: int | None = None
     deleted: bool = False
+    reply_to: Message | None = None  # the message this one answers, in the same chat
 
 
 @dataclass(slots=True)
@@ -193,6 +189,8 @@ class Chat:
     invite_links: dict[str, InviteLink] = field(default_factory=dict)
     primary_link: str | None = None
     join_requests: dict[int, JoinRequest] = field(default_factory=dict)
+    # Bots that have been members: Telegram keeps knowing a private chat a bot has left.
+    bots_seen: set[int] = field(default_factory=set)
 
     def status_of(self, account_id: int) -> str:
         """The member's status, ``left`` for strangers."""
@@ -233,7 +231,7 @@ class Bot:
     allowed_updates: list[str] = field(default_factory=list)
     webhook_url: str = ""
     secret_token: str | None = None
-    max_connections: int = 40
+    max_connections: int = 0  # set with the webhook
     last_error_date: int | None = None
     last_error_message: str | None = None
     dialogs: dict[int, MessageStore] = field(default_factory=dict)
@@ -318,9 +316,10 @@ class World:
         """Add a bot; a given token must look like ``<digits>:<secret>`` and names the id."""
         if token is not None:
             digits, _, secret = token.partition(":")
-            if not digits.isdigit() or not secret or token in self.bots_by_token:
+            number = to_integer_safe(digits)
+            if number is None or number <= 0 or not secret or token in self.bots_by_token:
                 raise ValueError("token must be <digits>:<secret> and unused")
-            bot_id = int(digits)
+            bot_id = number
             if bot_id in self.accounts:
                 raise ValueError("a bot with this id exists")
         else:
@@ -356,10 +355,7 @@ class World:
         while chat_id in self.chats:
             chat_id -= 1
         claimed = self._claim_username(username, chat_id)
-        chat_json: dict[str, Any] = {"id": chat_id, "title": title}
-        if claimed:
-            chat_json["username"] = claimed
-        chat_json["type"] = chat_type
+        chat_json = shape("Chat", id=chat_id, title=title, username=claimed, type=chat_type)
         chat = Chat(chat_id, chat_type, title, claimed, join_by_request, MessageStore(chat_json))
         chat.members[owner.id] = Member(owner.id, "creator")
         self.chats[chat_id] = chat
@@ -403,18 +399,22 @@ class World:
 
     # Lookups -----------------------------------------------------------------------------
 
+    def _id_by_ref(self, ref: int | str) -> int | None:
+        """The id ``ref`` names: itself, the number written in it, or a username's owner."""
+        if isinstance(ref, int):
+            return ref
+        text = str(ref)
+        number = to_integer_safe(text)
+        return number if number is not None else self.usernames.get(text.lstrip("@").lower())
+
     def bot_by_ref(self, ref: int | str) -> Bot | None:
         """A bot by id, numeric string or username (with or without ``@``)."""
-        if isinstance(ref, int) or str(ref).lstrip("-").isdigit():
-            return self.bots.get(int(ref))
-        account_id = self.usernames.get(str(ref).lstrip("@").lower())
-        return self.bots.get(account_id) if account_id is not None else None
+        bot_id = self._id_by_ref(ref)
+        return self.bots.get(bot_id) if bot_id is not None else None
 
     def chat_by_ref(self, ref: int | str) -> Chat | None:
-        """A channel or supergroup by id or ``@username``."""
-        if isinstance(ref, int) or str(ref).lstrip("-").isdigit():
-            return self.chats.get(int(ref))
-        chat_id = self.usernames.get(str(ref).lstrip("@").lower())
+        """A channel or supergroup by id, numeric string or ``@username``."""
+        chat_id = ref if isinstance(ref, int) else self._id_by_ref(ref)
         return self.chats.get(chat_id) if chat_id is not None else None
 
     def dialog(self, bot: Bot, account: Account) -> MessageStore:
