@@ -59,8 +59,9 @@ if TYPE_CHECKING:
 PEERS = ("aiogram",)
 # In a source checkout: src/sponsorbot/loadtest/peer.py → benchmarks/peer_aiogram.py.
 SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "peer_aiogram.py"
-# aiogram's "fast" extra is uvloop (the product runs on it too).
-REQUIREMENTS = ("aiogram==3.*", "uvloop")
+# aiogram's "fast" extra is uvloop (the product runs on it too). Exact pins: the environment
+# is named after them, so another pin makes another environment.
+REQUIREMENTS = ("aiogram==3.31.0", "uvloop==0.23.0")
 READY = "ready"  # written once the environment is complete: aiogram's version
 ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -70,10 +71,10 @@ class PeerUnavailable(RuntimeError):
 
 
 def venv_dir() -> Path:
-    """Where the peer's virtual environment lives: in the user's cache,
-    ~/.cache/sponsorbot-peer/aiogram3 (or under $XDG_CACHE_HOME)."""
+    """Where the peer's virtual environment lives: in the user's cache, named after the pins,
+    ~/.cache/sponsorbot-peer/aiogram-3.31.0-uvloop-0.23.0 (or under $XDG_CACHE_HOME)."""
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "sponsorbot-peer" / "aiogram3"
+    return Path(cache) / "sponsorbot-peer" / "-".join(r.replace("==", "-") for r in REQUIREMENTS)
 
 
 def _run(args: list[str], timeout: float) -> str:
@@ -107,6 +108,7 @@ def peer_python(say: Callable[[str], Any] = print) -> tuple[Path, str]:
             shutil.rmtree(home, ignore_errors=True)  # a half-made one
             _run([sys.executable, "-m", "venv", str(home)], timeout=120)
             pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            pip += ["--retries", "0", "--timeout", "10"]  # no package index: fail fast
             _run([*pip, *REQUIREMENTS], timeout=600)
             version = _run([str(python), "-c", "import aiogram; print(aiogram.__version__)"], 60)
             ready.write_text(version + "\n")
