@@ -134,7 +134,8 @@ class Engine:
             log.info("worker stopped after handling %d updates", self.worker.handled)
 
     async def close(self) -> None:
-        """Stop listening and close the Bot API session."""
+        """Store the webhook updates gathered, stop listening, close the Bot API session."""
+        await self.intake.close()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):

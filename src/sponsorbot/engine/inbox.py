@@ -18,7 +18,7 @@ from sponsorbot.engine.updates import Classified, classify
 # (ids restart at random after a week without updates, the review's M9; dead rows are kept
 # for a month): the new one takes its place instead of being dropped as a duplicate, with a
 # new id, so that it queues behind whatever that person sent before it.
-_REUSE = """
+REUSE = """
 ON CONFLICT (bot_id, update_id) DO UPDATE
 SET id = DEFAULT, kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
     status = 'pending', attempts = 0, failures = 0, next_attempt_at = now(),
@@ -29,13 +29,18 @@ WHERE inbox.status IN ('done', 'dead') AND inbox.received_at < now() - interval 
 INSERT = f"""
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
 VALUES ($1, $2, $3, $4, $5)
-{_REUSE}"""
+{REUSE}"""
+# The payload as the JSON text that arrived (the webhook intake parsed it once, to check it).
+INSERT_TEXT = f"""
+INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
+VALUES ($1, $2, $3, $4, $5::text::jsonb)
+{REUSE}"""
 INSERT_MANY = f"""
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
 SELECT $1, u.update_id, u.kind, u.chat_key, u.payload
 FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::jsonb[])
      AS u (update_id, kind, chat_key, payload)
-{_REUSE}"""
+{REUSE}"""
 
 # Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
 # each branch an ordered, limited scan of its own partial index. `candidates`: per person the

@@ -18,15 +18,16 @@ import asyncpg
 import orjson
 
 from sponsorbot.engine.bots import WEBHOOK_TARGET, secret_hash
-from sponsorbot.engine.inbox import store_update
+from sponsorbot.engine.gathered import GatheredInserts
 from sponsorbot.engine.notify import Notifier
-from sponsorbot.engine.updates import MalformedUpdate
+from sponsorbot.engine.updates import MalformedUpdate, classify
 
 CACHE_S = 5.0
 # A wrong secret on a known path looks the path up again at most this often (a secret rotated
 # by resume or a mode change is seen within it; a stranger guessing costs no more).
 REFRESH_EVERY_S = 1.0
 MAX_CACHED = 10_000
+INBOX = "inbox"
 MAX_BODY = 1024 * 1024  # Telegram's updates are far smaller; anything bigger is not one
 OK = 200, b'{"ok":true}'
 # What BotService.add makes: secrets.token_urlsafe(24). Anything else is no bot's path.
@@ -88,6 +89,7 @@ class Intake:
         self.pool = pool
         self.notifier = notifier
         self.targets = _Targets(pool)
+        self.gathered = GatheredInserts(pool, notifier.payload(INBOX))
 
     async def accept(
         self, path: str, secret: bytes, read_body: Callable[[int], Awaitable[bytes | None]]
@@ -117,15 +119,21 @@ class Intake:
             return _error(413, "the body is too large for an update")
         try:
             update: Any = orjson.loads(raw)
-            await store_update(self.pool, bot_id, update)
+            # orjson read it, so it is UTF-8: the text goes to PostgreSQL as it came.
+            await self.gathered.store(bot_id, classify(update), raw.decode())
         except orjson.JSONDecodeError:
             return _error(400, "the body is not JSON")
         except MalformedUpdate as exc:
             return _error(400, str(exc))
         except asyncpg.DataError:
             return _error(400, "the update holds text PostgreSQL cannot store")
-        self.notifier.wake("inbox")
+        # Other processes were woken by the batch's own statement; this one's waiters now.
+        self.notifier.wake(INBOX, local_only=True)
         return OK
+
+    async def close(self) -> None:
+        """Store the updates gathered so far."""
+        await self.gathered.close()
 
 
 def _error(status: int, message: str) -> tuple[int, bytes]:

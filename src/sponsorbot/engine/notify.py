@@ -58,6 +58,11 @@ class Notifier:
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.create_task(self._flush())
 
+    def payload(self, key: str) -> str:
+        """The notification payload that wakes `key` in the other processes (for a statement
+        that sends it itself, `pg_notify(CHANNEL, payload)`)."""
+        return f"{self._me}/{key}"
+
     def subscribe(self, prefix: str, fn: Callable[[str], None]) -> None:
         """Call `fn(rest)` when another process wakes a key `prefix + rest` (a cache to drop)."""
         self._subscribers.append((prefix, fn))

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import SecretStr
+from starlette.types import Receive, Scope, Send
 
 from sponsorbot import __version__
 from sponsorbot.config import Settings
@@ -50,11 +51,25 @@ def may_scrape(
     return peer.is_loopback and not proxied
 
 
+class App(FastAPI):
+    """FastAPI with the webhook intake in front of everything, its own middleware included."""
+
+    # Not `webhooks`: FastAPI's own attribute of that name documents outgoing webhooks.
+    telegram_intake: WebhookIntake | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        intake = self.telegram_intake
+        if intake is not None and intake.takes(scope):
+            await intake(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     settings: Settings, db: Database, features: Features, panel: PanelConfig | None = None
 ) -> FastAPI:
     """The api role's application: health, metrics, webhooks, the panel; the owner API too."""
-    app = FastAPI(
+    app = App(
         title="Sponsorbot",
         version=__version__,
         openapi_url="/api/openapi.json",
@@ -78,8 +93,7 @@ def create_app(
     install_refusals(app)
     # Bodies are capped before anything reads them (M1); the webhook intake caps its own.
     app.add_middleware(BodyLimit, limits=Limits(panel_upload=lambda: config.upload_limit))
-    # Added last, so it is the outermost middleware: webhooks pass through nothing else.
-    app.add_middleware(WebhookIntake, intake=services.bots.intake)
+    app.telegram_intake = WebhookIntake(services.bots.intake)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
