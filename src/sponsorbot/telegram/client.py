@@ -1,7 +1,10 @@
-"""aiohttp Bot API client: one shared HTTP session per process, a thin wrapper per token.
+"""Bot API client: one shared set of HTTP connections per process, a thin wrapper per token.
 
-The request URL contains the bot token, so this module never logs URLs and never lets an aiohttp
-exception (whose text often includes the URL) escape or hang off ours as a cause or context.
+JSON calls (the hot path) go through the lean keep-alive pool of :mod:`.http`; uploads with
+files go through aiohttp, whose session is also shared with other APIs (TronGrid, prices).
+
+The request URL contains the bot token, so this module never logs URLs and never lets an HTTP
+exception (whose text may include the URL) escape or hang off ours as a cause or context.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
+from urllib.parse import quote
 
 import aiohttp
 import orjson
@@ -21,6 +25,7 @@ from sponsorbot.telegram.errors import (
     error_from_answer,
     scrub,
 )
+from sponsorbot.telegram.http import HttpPool
 
 __all__ = ["Bot", "BotApi", "FileUpload", "JsonDict"]
 
@@ -33,6 +38,10 @@ FileUpload = tuple[str, bytes, str]
 # getUpdates holds the request open for `timeout` seconds; the HTTP timeout needs headroom on top.
 _POLL_MARGIN_S = 10.0
 _MAX_REASON_CHARS = 200
+_MAX_CACHED_PATHS = 10_000
+_JSON = b"application/json"
+# Characters a path segment may hold as they are (RFC 3986 pchar); the rest is %-encoded.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
 
 
 def _dumps(value: Any) -> bytes:
@@ -42,8 +51,9 @@ def _dumps(value: Any) -> bytes:
 class BotApi:
     """Bot API client shared by every bot of the process.
 
-    Calls go to ``{base_url}/bot{token}/{method}``. The HTTP session (and its pool of keep-alive
-    connections) is created on first use, inside the running event loop.
+    Calls go to ``{base_url}/bot{token}/{method}``. The lean pool (JSON calls) and the aiohttp
+    session (uploads, other APIs) are each created on first use, inside the running event loop;
+    each keeps up to ``connect_limit`` keep-alive connections.
     """
 
     def __init__(
@@ -60,11 +70,12 @@ class BotApi:
         self.keepalive_s = keepalive_s
         self.timeout_s = timeout_s
         self._session: aiohttp.ClientSession | None = None
+        self._pool: HttpPool | None = None
         self._closed = False
-        # Parsed once per bot and method: building a URL from text is a visible share of a
+        # Built once per bot and method: building a URL from text is a visible share of a
         # call's cost at hundreds of calls a second.
         self._urls: dict[tuple[str, str], URL] = {}
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._paths: dict[tuple[str, str], bytes] = {}
 
     def __repr__(self) -> str:
         return f"BotApi({self.base_url!r})"
@@ -87,9 +98,21 @@ class BotApi:
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
+    def _get_pool(self) -> HttpPool:
+        pool = self._pool
+        if pool is None:
+            # May raise ValueError (a bad base URL): the caller maps it to a NetworkError.
+            pool = self._pool = HttpPool(
+                self.base_url, limit=self.connect_limit, keepalive_s=self.keepalive_s
+            )
+        return pool
+
     async def close(self) -> None:
-        """Close the HTTP session; later calls raise RuntimeError."""
+        """Close the connections; later calls raise RuntimeError."""
         self._closed = True
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -109,12 +132,16 @@ class BotApi:
         JSON body; with ``files`` everything goes as multipart form data, non-string values
         (reply_markup, numbers, booleans) JSON-encoded.
         """
-        session = self._get_session()
+        if self._closed:
+            raise RuntimeError("BotApi is closed")
         clean = {k: v for k, v in (params or {}).items() if v is not None}
-        timeout = self._timeout if timeout_s is None else aiohttp.ClientTimeout(total=timeout_s)
+        timeout = self.timeout_s if timeout_s is None else timeout_s
         log.debug("calling %s", method)
-        outcome = await self._post(session, token, method, clean, files, timeout)
-        # Raised here, outside any except block, so the aiohttp exception is not even kept as
+        if files:
+            outcome = await self._post_form(token, method, clean, files, timeout)
+        else:
+            outcome = await self._post(token, method, clean, timeout)
+        # Raised here, outside any except block, so the HTTP exception is not even kept as
         # __context__ (which error reporters walk even when `from None` hides it).
         if isinstance(outcome, TelegramError):
             raise outcome
@@ -122,33 +149,45 @@ class BotApi:
         return self._result(token, method, status, retry_after_header, body)
 
     async def _post(
+        self, token: str, method: str, params: Mapping[str, Any], timeout_s: float
+    ) -> tuple[int, str | None, bytes] | TelegramError:
+        """A JSON call through the lean pool: the hot path."""
+        body = _dumps(params)
+        try:
+            path = self._paths.get((token, method))
+            if path is None:
+                if len(self._paths) > _MAX_CACHED_PATHS:
+                    self._paths.clear()
+                # %-encoded like yarl would, so an odd token cannot break the request line.
+                path = quote(f"/bot{token}/{method}", safe=_PATH_SAFE).encode("ascii")
+                self._paths[token, method] = path
+            return await self._get_pool().post(path, body, _JSON, timeout_s)
+        except (TimeoutError, OSError, ValueError) as exc:
+            return _network_error(method, exc, token)
+
+    async def _post_form(
         self,
-        session: aiohttp.ClientSession,
         token: str,
         method: str,
         params: Mapping[str, Any],
-        files: Mapping[str, FileUpload] | None,
-        client_timeout: aiohttp.ClientTimeout,
+        files: Mapping[str, FileUpload],
+        timeout_s: float,
     ) -> tuple[int, str | None, bytes] | TelegramError:
-        data: aiohttp.FormData | bytes
-        if files:
-            form = aiohttp.FormData()
-            for name, value in params.items():
-                form.add_field(name, value if isinstance(value, str) else _dumps(value).decode())
-            for name, (filename, content, content_type) in files.items():
-                form.add_field(name, content, filename=filename, content_type=content_type)
-            data, headers = form, None
-        else:
-            data, headers = _dumps(params), {"Content-Type": "application/json"}
+        """A multipart upload through aiohttp."""
+        session = self._get_session()
+        form = aiohttp.FormData()
+        for name, value in params.items():
+            form.add_field(name, value if isinstance(value, str) else _dumps(value).decode())
+        for name, (filename, content, content_type) in files.items():
+            form.add_field(name, content, filename=filename, content_type=content_type)
         try:
             url = self._urls.get((token, method))
             if url is None:
-                if len(self._urls) > 10_000:
+                if len(self._urls) > _MAX_CACHED_PATHS:
                     self._urls.clear()
                 url = self._urls[token, method] = URL(f"{self.base_url}/bot{token}/{method}")
-            async with session.post(
-                url, data=data, headers=headers, timeout=client_timeout
-            ) as resp:
+            timeout = aiohttp.ClientTimeout(total=timeout_s)
+            async with session.post(url, data=form, timeout=timeout) as resp:
                 body = await resp.read()
                 return resp.status, resp.headers.get("Retry-After"), body
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
@@ -171,6 +210,7 @@ class BotApi:
 
 def _network_error(method: str, exc: BaseException, token: str) -> NetworkError:
     # Only the class name and a scrubbed, shortened reason: aiohttp messages may hold the URL.
+    # The lean pool's errors go the same way, so callers see one NetworkError shape.
     kind = type(exc).__name__
     reason = scrub(str(exc), token)[:_MAX_REASON_CHARS]
     if isinstance(exc, TimeoutError):
