@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sponsorbot.engine.callbacks import InvalidCallback
 from sponsorbot.features.botconfig import BotConfig
 from sponsorbot.features.gate.flood import PerPerson
@@ -257,3 +259,37 @@ async def test_a_retried_update_is_not_refused_by_the_flood_limit_it_counted_onc
     retry = context(telegram, reads, USER, attempt=2)
     await visitor.welcome(message(USER, "hi"), retry)
     assert len(sent(retry, "sendMessage")) == 1
+
+
+def _ahead(code: str, user_id: int, **person: Any) -> dict[str, Any]:
+    """What the claim's read-ahead (START_AHEAD) answers."""
+    return content_row(**person) | {"looked_up": code, "looked_up_for": user_id}
+
+
+async def test_the_claim_s_read_ahead_spares_the_lookup() -> None:
+    visitor, telegram, reads = gate_of_two()
+    ctx = context(telegram, reads, USER)
+    ctx.ahead = _ahead(CODE, USER, gate_content_id=CONTENT, gate_ref="gate:old")
+    await visitor.start(message(USER, f"/start {CODE}"), ctx)
+    assert reads.asked == []
+    [gate] = sent(ctx, "sendMessage")
+    assert "First" in gate.params["text"] and "Second" in gate.params["text"]
+    # The old gate message goes, as with the row read by the handler itself.
+    assert [c.uses_ref for c in sent(ctx, "deleteMessage")] == ["gate:old"]
+
+
+@pytest.mark.parametrize(
+    "ahead",
+    [
+        _ahead("Other00000", USER),  # read for another code
+        _ahead(CODE, USER + 1),  # read for another person
+        {"unexpected": True},
+        None,
+    ],
+)
+async def test_a_read_ahead_for_something_else_is_not_trusted(ahead: Any) -> None:
+    visitor, telegram, reads = gate_of_two()
+    ctx = context(telegram, reads, USER)
+    ctx.ahead = ahead
+    await visitor.start(message(USER, f"/start {CODE}"), ctx)
+    assert reads.asked == [BY_CODE]

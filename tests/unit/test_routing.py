@@ -189,3 +189,20 @@ async def test_router_filters_are_checked_once_and_only_for_kinds_it_handles() -
     assert asked == ["filter"]
     await root.dispatch("callback_query", {"callback_query": button(USER, "x")}, ctx())
     assert asked == ["filter"], "a router without button handlers never filters a button"
+
+
+def test_read_aheads_are_gathered_from_the_tree_one_per_kind() -> None:
+    root, gate, shop = Router(), Router("gate"), Router("shop")
+    root.include_router(gate)
+    root.include_router(shop)
+    gate.read_ahead("message", "SELECT to_jsonb(1)")
+    shop.read_ahead("callback_query", "SELECT to_jsonb(2)")
+    assert root.read_aheads() == {
+        "message": "SELECT to_jsonb(1)",
+        "callback_query": "SELECT to_jsonb(2)",
+    }
+    shop.read_ahead("message", "SELECT to_jsonb(3)")
+    with pytest.raises(ValueError, match="two read-aheads"):
+        root.read_aheads()
+    with pytest.raises(ValueError, match="one subquery"):
+        gate.read_ahead("message", "SELECT 1; DROP TABLE inbox")

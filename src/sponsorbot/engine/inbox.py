@@ -89,6 +89,29 @@ RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
           inbox.payload, inbox.attempts, inbox.received_at
 """
 
+
+@functools.lru_cache(maxsize=16)
+def claim_with(read_aheads: tuple[tuple[str, str], ...]) -> str:
+    """CLAIM with each claimed row's read-ahead (Router.read_ahead) as an `ahead` column.
+
+    The kinds and subqueries are our own constants, so the set of statements stays small.
+    """
+    if not read_aheads:
+        return CLAIM
+    head, _, update = CLAIM.partition("UPDATE inbox SET status = 'processing'")
+    cases = " ".join(f"WHEN {_quoted(kind)} THEN ({sql})" for kind, sql in read_aheads)
+    return (
+        f"{head.rstrip()}, claimed AS (UPDATE inbox SET status = 'processing'{update})\n"
+        f"SELECT c.*, CASE c.kind {cases} END AS ahead FROM claimed c"
+    )
+
+
+def _quoted(kind: str) -> str:
+    if not kind.replace("_", "").isalnum():
+        raise ValueError(f"not an update kind: {kind!r}")
+    return f"'{kind}'"
+
+
 # Marking done (DONE_AND_ENQUEUE) and failed are both guarded by attempts: if our lock expired
 # and another worker took the row, nothing matches, and our writes roll back.
 
@@ -186,6 +209,8 @@ class InboxRow:
     chat_key: int
     payload: dict[str, Any]
     attempts: int
+    # What the update kind's read-ahead found (Router.read_ahead), or None.
+    ahead: Any = None
 
 
 async def store_update(conn: asyncpg.Connection | asyncpg.Pool, bot_id: int, update: Any) -> bool:
@@ -215,14 +240,19 @@ async def store_updates(conn: asyncpg.Connection, bot_id: int, updates: list[Any
 
 
 async def claim(
-    pool: asyncpg.Pool, bot_ids: list[int], limit: int, lock_s: float, claimer: int | None = None
+    pool: asyncpg.Pool,
+    bot_ids: list[int],
+    limit: int,
+    lock_s: float,
+    claimer: int | None = None,
+    sql: str = CLAIM,
 ) -> list[InboxRow]:
     """Claim up to `limit` updates of these bots, at most one per person, marked as held by
-    `claimer` (the worker's lock key, engine/liveness.py)."""
+    `claimer` (the worker's lock key, engine/liveness.py); `sql` may be `claim_with(...)`."""
     if not bot_ids or limit <= 0:
         return []
     try:
-        rows = await pool.fetch(CLAIM, max(limit * 2, 64), limit, bot_ids, lock_s, claimer)
+        rows = await pool.fetch(sql, max(limit * 2, 64), limit, bot_ids, lock_s, claimer)
     except asyncpg.UniqueViolationError:
         # Another worker's claim for the same person committed between our steps: the unique
         # index refused the second hand. Nothing was taken; the next claim will see it.
@@ -236,6 +266,7 @@ async def claim(
             r["chat_key"],
             r["payload"],
             r["attempts"],
+            r.get("ahead"),
         )
         for r in rows
     ]

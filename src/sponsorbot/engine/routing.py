@@ -67,6 +67,7 @@ class Router:
         self._parent: Router | None = None
         # The kinds handled here or below; asked on every update, so kept until a change.
         self._kinds: frozenset[str] | None = None
+        self._ahead: dict[str, str] = {}
 
     def on(self, kind: str, *filters: Filter) -> Callable[[H], H]:
         """Register the decorated `handler(event, ctx)` for updates of `kind` passing `filters`.
@@ -100,6 +101,33 @@ class Router:
     def chat_join_request(self, *filters: Filter) -> Callable[[H], H]:
         """Register a listener of join requests."""
         return self.on("chat_join_request", *filters)
+
+    def read_ahead(self, kind: str, sql: str) -> None:
+        """Have the claim read `sql` for every update of `kind`; handlers get it as `ctx.ahead`.
+
+        `sql` is a scalar subquery answering jsonb (or NULL), over the claimed row `c` (its
+        `bot_id`, `chat_key`, `kind` and `payload`). It saves the round trip of a read nearly
+        every update of that kind needs; one per kind in the whole tree. The answer is read when
+        the update is claimed, which is as fresh as a read at the handler's start: nothing else
+        touches the person's state while their update is in hand.
+        """
+        if ";" in sql:
+            raise ValueError("one subquery, without a semicolon")
+        self._ahead[kind] = sql
+
+    def read_aheads(self) -> dict[str, str]:
+        """Every kind's read-ahead here or below (the claim's extra column)."""
+        found: dict[str, str] = {}
+        for child in self._children:
+            for kind, sql in child.read_aheads().items():
+                if kind in found:
+                    raise ValueError(f"two read-aheads for {kind!r} updates")
+                found[kind] = sql
+        for kind, sql in self._ahead.items():
+            if kind in found:
+                raise ValueError(f"two read-aheads for {kind!r} updates")
+            found[kind] = sql
+        return found
 
     def include_router(self, router: Router) -> Router:
         """Route to `router` after this router's own handlers; returns it."""

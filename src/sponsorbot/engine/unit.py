@@ -155,6 +155,8 @@ class Context:
     # The person the update is about (the inbox's chat key), and Telegram's id of the update.
     chat_key: int = 0
     update_id: int = 0
+    # What the router's read-ahead for this kind of update found when it was claimed.
+    ahead: Any = None
     _conversation: Conversation | None = None
     _conversation_read: bool = False
 

@@ -15,7 +15,7 @@ from sponsorbot.db import errors as db_errors
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
-from sponsorbot.engine.inbox import DONE_AND_ENQUEUE, LOST_CLAIM, done_with
+from sponsorbot.engine.inbox import CLAIM, DONE_AND_ENQUEUE, LOST_CLAIM, claim_with, done_with
 from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
@@ -100,6 +100,7 @@ class Worker:
         self.on_refused = on_refused
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self.handled = 0
+        self._claim_sql = CLAIM
 
     @property
     def in_hand(self) -> int:
@@ -108,6 +109,8 @@ class Worker:
 
     async def run(self, stop: asyncio.Event, grace_s: float = 8.0) -> None:
         """Claim and handle until `stop`, then finish what is in hand (bounded by `grace_s`)."""
+        # The features' routers are all included by now.
+        self._claim_sql = claim_with(tuple(sorted(self.router.read_aheads().items())))
         stopper = asyncio.create_task(self._wake_on(stop))
         lag = asyncio.create_task(self._watch_lag(stop))
         # Whether the last claim got all it asked for: more are likely waiting.
@@ -149,7 +152,7 @@ class Worker:
         claimer = self.claimer()
         try:
             ready = self.pauses.allowed(bots)
-            rows = await inbox.claim(self.pool, ready, free, self.lock_s, claimer)
+            rows = await inbox.claim(self.pool, ready, free, self.lock_s, claimer, self._claim_sql)
         except DB_ERRORS as exc:
             log.warning("claim failed, trying again shortly: %s", exc)
             await asyncio.sleep(1)
@@ -185,7 +188,14 @@ class Worker:
             if self.router.handles(row.kind):
                 telegram = self.api.bot(bot.token)
                 ctx = Context(
-                    bot.info, telegram, self.pool, uow, row.attempts, row.chat_key, row.update_id
+                    bot.info,
+                    telegram,
+                    self.pool,
+                    uow,
+                    row.attempts,
+                    row.chat_key,
+                    row.update_id,
+                    row.ahead,
                 )
                 await self.router.dispatch(row.kind, row.payload, ctx)
             committed = await self._commit(row, uow)

@@ -11,7 +11,7 @@ from sponsorbot.engine.routing import Router
 from sponsorbot.features.base import Feature, Job, Parts, Shared
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.gate.chats import DELETE_DECLINED, ChatUpdates
-from sponsorbot.features.gate.visitor import Joined, Visitor
+from sponsorbot.features.gate.visitor import START_AHEAD, Joined, Visitor
 from sponsorbot.features.stats.events import EventKind
 
 PRIVATE = ChatType("private")
@@ -29,6 +29,7 @@ def setup(shared: Shared) -> Parts:
     chats = ChatUpdates(shared.config, shared.members)
     router = Router("gate")
     router.message(PRIVATE, from_person, CommandStart())(visitor.start)
+    router.read_ahead("message", START_AHEAD)
     router.callback_query(Joined.filter())(visitor.joined)
     router.chat_member()(chats.chat_member)
     router.my_chat_member()(chats.my_chat_member)
