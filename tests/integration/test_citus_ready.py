@@ -126,6 +126,9 @@ FRAGMENTS: dict[str, str] = {
 NOT_ALONE: dict[str, str] = {
     "sponsorbot.engine.outbox:ENQUEUE_IF_DONE": "follows the `done` CTE of DONE_AND_ENQUEUE",
     "sponsorbot.engine.inbox:_LOST_CHECK": "ends done_with(), after the `done` CTE",
+    "sponsorbot.features.gate.visitor:START_AHEAD": (
+        "a read-ahead: a subquery of the claim's (inbox.claim_with), over the claimed row `c`"
+    ),
 }
 
 # The engine's statements on a visitor's path, each about one bot: under Citus each goes whole

@@ -45,17 +45,21 @@ BY_ID = LOOKUP.format(key="id")
 # answer names the code and person it was read for; the handler reads again on any mismatch.
 # The chat key of a message is its sender.
 START_AHEAD = r"""
-SELECT to_jsonb(x) FROM (
+SELECT to_jsonb(x) || COALESCE(
+    (SELECT jsonb_build_object('gate_content_id', p.gate_content_id, 'gate_ref', p.gate_ref,
+                               'gate_checks', p.gate_checks)
+     FROM people p WHERE p.bot_id = c.bot_id AND p.user_id = c.chat_key),
+    '{"gate_content_id": null, "gate_ref": null, "gate_checks": null}')
+FROM (
     SELECT s.code AS looked_up, c.chat_key AS looked_up_for,
            ct.id, ct.code, ct.kind, ct.items, ct.caption, ct.protect, ct.auto_delete_s,
-           ct.enabled, p.gate_content_id, p.gate_ref, p.gate_checks,
+           ct.enabled,
            ARRAY(SELECT j.chat_id FROM join_requests j
                  WHERE j.bot_id = c.bot_id AND j.user_id = c.chat_key
                    AND j.status = 'pending') AS pending
     FROM (SELECT substring(c.payload -> 'message' ->> 'text'
                            FROM '^/start\s+([A-Za-z0-9]{10,64})\s*$') AS code) s
     LEFT JOIN contents ct ON ct.bot_id = c.bot_id AND ct.code = s.code
-    LEFT JOIN people p ON p.bot_id = c.bot_id AND p.user_id = c.chat_key
     WHERE s.code IS NOT NULL
 ) x
 """
