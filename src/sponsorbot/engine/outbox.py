@@ -77,16 +77,14 @@ RELEASE = "UPDATE outbox SET taken_at = NULL WHERE id = ANY ($1::bigint[]) AND s
 FIND_REF = "SELECT message_id FROM message_refs WHERE bot_id = $1 AND ref = $2"
 
 # A batch of completions in one statement (atomic on its own): the rows' outcomes, the message
-# ids later rows refer to, the people who blocked the bot, and the minute's counters. The
-# status test is a CASE so the rows are found by their key (see inbox.CLAIM).
+# ids later rows refer to, the people who blocked the bot, and the minute's counters.
 RECORD = """
 WITH finished AS (
     UPDATE outbox o SET status = f.status, error = f.error, result_message_id = f.message_id,
                         attempts = o.attempts + f.tries, sent_at = clock_timestamp()
     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[])
          AS f (id, status, error, message_id, tries)
-    WHERE o.id = f.id
-      AND CASE WHEN o.status = 'pending' THEN true ELSE false END
+    WHERE o.id = f.id AND o.status = 'pending'
     RETURNING 1
 ), refs AS (
     INSERT INTO message_refs (bot_id, ref, chat_id, message_id)
