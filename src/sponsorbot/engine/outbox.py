@@ -77,14 +77,18 @@ RELEASE = "UPDATE outbox SET taken_at = NULL WHERE id = ANY ($1::bigint[]) AND s
 FIND_REF = "SELECT message_id FROM message_refs WHERE bot_id = $1 AND ref = $2"
 
 # A batch of completions in one statement (atomic on its own): the rows' outcomes, the message
-# ids later rows refer to, the people who blocked the bot, and the minute's counters.
+# ids later rows refer to, the people who blocked the bot, and the minute's counters. The rows
+# are named as an array the primary key can look up, and the status as a subquery's value, so
+# that no partial index on status can be matched: under load those hold every row that went
+# through that status since the last vacuum, and the plan PostgreSQL chose read one whole
+# (auto_explain: 416-438 buffer hits, 0.7-1.0 ms per batch of 3-4 rows; 58-84 and 0.2 ms now).
 RECORD = """
 WITH finished AS (
     UPDATE outbox o SET status = f.status, error = f.error, result_message_id = f.message_id,
                         attempts = o.attempts + f.tries, sent_at = clock_timestamp()
     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[])
          AS f (id, status, error, message_id, tries)
-    WHERE o.id = f.id AND o.status = 'pending'
+    WHERE o.id = f.id AND o.id = ANY ($2::bigint[]) AND o.status = (SELECT 'pending'::text)
     RETURNING 1
 ), refs AS (
     INSERT INTO message_refs (bot_id, ref, chat_id, message_id)
