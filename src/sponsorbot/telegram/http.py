@@ -104,13 +104,8 @@ class _Conn(asyncio.Protocol):
         self._retry_after: str | None = None
         self._encoding: bytes | None = None
         self._parts: list[bytes] = []
-        self._size = 0
-        self._framed = False
-        self._got_bytes = False
-        self._headers_done = False
-        self._done = False
-        self._keep = False
         self._error: Exception | None = None
+        self._reset()
         self.dead = False
         self.reused = False
         self.owns_slot = False
