@@ -72,7 +72,7 @@ async def test_updates_arriving_together_are_one_statement_in_arrival_order(
     ]
     # The payload is the JSON that came, as jsonb (the claim reads it as objects).
     assert rows[0]["payload"] == orjson.loads(raws[0][1])
-    for _ in range(50):
+    for _ in range(250):
         if heard:
             break
         await asyncio.sleep(0.02)
@@ -81,8 +81,10 @@ async def test_updates_arriving_together_are_one_statement_in_arrival_order(
 
 
 async def test_each_store_returns_only_after_its_row_committed(
-    pool: asyncpg.Pool, bots: None
+    pool: asyncpg.Pool, bots: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A window long enough that the count below surely runs inside it, however slow the machine.
+    monkeypatch.setattr(gathered, "GATHER_S", 0.5)
     inserts = GatheredInserts(pool, "api-1/inbox")
     task = asyncio.ensure_future(_store(inserts, BOTS[0], _update(1, 9)))
     await asyncio.sleep(0)
