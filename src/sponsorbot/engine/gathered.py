@@ -1,8 +1,8 @@
 """Webhook updates gathered for a few milliseconds and stored in one statement.
 
-Each webhook's own insert was a transaction of its own: a round trip, a commit and a WAL flush
-per update, the api role's biggest cost and a fifth of PostgreSQL's (a flush costs the server
-about 0.13 ms of CPU, measured by turning synchronous_commit off). Updates arriving within
+Each webhook's insert was a transaction of its own: a round trip, a commit and a WAL flush per
+update, the api role's biggest cost (and the WAL flushes of all transactions are a fifth of
+PostgreSQL's CPU, measured by turning synchronous_commit off). Updates arriving within
 `GATHER_S` of the first go in one `INSERT ... SELECT FROM unnest` that also sends the wake-up
 notification, so the batch costs one transaction however many it holds. Each request is still
 answered only after the statement holding its update committed.
@@ -14,7 +14,6 @@ classify it), not re-encoded from Python objects.
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -22,8 +21,6 @@ import asyncpg
 from sponsorbot.engine.inbox import INSERT_TEXT, REUSE
 from sponsorbot.engine.notify import CHANNEL
 from sponsorbot.engine.updates import Classified
-
-log = logging.getLogger(__name__)
 
 # Long enough to gather a few updates at a couple of hundred a second, short beside the
 # ~0.1 s a visitor waits for the answer anyway.
