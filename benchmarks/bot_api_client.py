@@ -66,7 +66,12 @@ def serve(port: int) -> None:
 
 
 class AiohttpBotApi(BotApi):
-    """BotApi with its JSON calls sent through aiohttp, as before the lean pool."""
+    """BotApi with its JSON calls sent through aiohttp, as before the lean pool (its URLs
+    cached per bot and method, as that client cached them)."""
+
+    def __init__(self, base_url: str, **options: Any) -> None:
+        super().__init__(base_url, **options)
+        self._urls: dict[tuple[str, str], URL] = {}
 
     async def _post(
         self, token: str, method: str, params: Mapping[str, Any], timeout_s: float

@@ -73,8 +73,7 @@ class BotApi:
         self._pool: HttpPool | None = None
         self._closed = False
         # Built once per bot and method: building a URL from text is a visible share of a
-        # call's cost at hundreds of calls a second.
-        self._urls: dict[tuple[str, str], URL] = {}
+        # call's cost at hundreds of calls a second. (Uploads are rare: theirs is built each time.)
         self._paths: dict[tuple[str, str], bytes] = {}
 
     def __repr__(self) -> str:
@@ -181,11 +180,7 @@ class BotApi:
         for name, (filename, content, content_type) in files.items():
             form.add_field(name, content, filename=filename, content_type=content_type)
         try:
-            url = self._urls.get((token, method))
-            if url is None:
-                if len(self._urls) > _MAX_CACHED_PATHS:
-                    self._urls.clear()
-                url = self._urls[token, method] = URL(f"{self.base_url}/bot{token}/{method}")
+            url = URL(f"{self.base_url}/bot{token}/{method}")
             timeout = aiohttp.ClientTimeout(total=timeout_s)
             async with session.post(url, data=form, timeout=timeout) as resp:
                 body = await resp.read()
