@@ -21,13 +21,13 @@ from sponsorbot.engine.bots import WEBHOOK_TARGET, secret_hash
 from sponsorbot.engine.gathered import GatheredInserts
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.updates import MalformedUpdate, classify
+from sponsorbot.engine.worker import INBOX
 
 CACHE_S = 5.0
 # A wrong secret on a known path looks the path up again at most this often (a secret rotated
 # by resume or a mode change is seen within it; a stranger guessing costs no more).
 REFRESH_EVERY_S = 1.0
 MAX_CACHED = 10_000
-INBOX = "inbox"
 MAX_BODY = 1024 * 1024  # Telegram's updates are far smaller; anything bigger is not one
 OK = 200, b'{"ok":true}'
 # What BotService.add makes: secrets.token_urlsafe(24). Anything else is no bot's path.
