@@ -423,6 +423,15 @@ def loadtest(
             "virtual environment, made on first use).",
         ),
     ] = None,
+    statements: Annotated[
+        bool,
+        typer.Option(
+            "--statements",
+            help="Also report PostgreSQL's time per visitor statement by statement "
+            "(pg_stat_statements, loaded into the embedded server; a server of your own must "
+            "load it already). Counting adds a little to PostgreSQL's CPU.",
+        ),
+    ] = False,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.plot import PlotUnavailable
@@ -431,6 +440,8 @@ def loadtest(
     from sponsorbot.runtime import run_async
 
     configure_logging("text", "WARNING")
+    if peer is not None and statements:
+        raise _fail("--statements counts the product's database statements; a peer has none", 2)
     options = Options(
         bots,
         rate,
@@ -445,6 +456,7 @@ def loadtest(
         joins,
         broadcast=broadcast,
         peer=peer,
+        statements=statements,
     )
     figures: dict[str, object] = {}
 

@@ -173,3 +173,30 @@ def test_the_aiogram_peer_answers_every_visitor_under_the_same_load(tmp_path: Pa
     assert set(figures["cpu_s"]) == {"simulator", "peer", "loadgen"}
     assert figures["peer"].startswith("aiogram 3.")
     assert "| 2 bots, peer: aiogram 3." in done.stdout
+
+
+def test_statements_says_which_statements_postgresql_spends_its_time_on(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = _loadtest("--statements", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    assert figures["answered"] == figures["visitors"] == MEASURED_VISITORS
+    counted = figures["statements"]
+    top = {s["statement"].split(" (")[0]: s for s in counted["top"]}
+    # Every visitor's update is stored, claimed and committed with its reply: the gathered
+    # insert, the claim and the commit statement are each about one call per visitor.
+    for name in ("WITH stored AS", "WITH due AS", "WITH w0 AS"):
+        assert name in top, counted["top"]
+        assert 0.3 < top[name]["calls"] <= 1.5, top[name]
+        assert top[name]["us"] > 0
+    assert counted["all"]["calls"] >= sum(s["calls"] for s in counted["top"])
+    assert counted["all"]["us"] >= sum(s["us"] for s in counted["top"]) - 0.01
+    assert "PostgreSQL's statements per visitor:" in done.stdout
+    assert "| `WITH w0 AS (" in done.stdout
+
+
+def test_statements_is_refused_with_a_peer_before_anything_starts() -> None:
+    done = _loadtest("--peer", "aiogram", "--statements")
+    assert done.returncode == 2
+    assert "--statements counts the product's database statements" in done.stderr
+    assert "load test:" not in done.stdout

@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.engine.outbox import BACKGROUND
+from sponsorbot.loadtest.statements import table as statements_table
 
 SENDS = frozenset({"sendMessage", "sendVideo", "sendDocument", "sendPhoto", "copyMessage"})
 RECEIVED = """
@@ -307,6 +308,10 @@ def table(setup: str, r: dict[str, Any]) -> str:
         text += "\nbroadcast: off"
     if r.get("peer"):
         text += f"\npeer: {r['peer']}; errors it logged: {r['peer_errors']}"
+    if r.get("statements"):
+        pg_cpu = r["cpu_s"].get("postgres", 0.0)
+        pg_ms = pg_cpu * 1000 / r["visitors"] if pg_cpu and r.get("visitors") else None
+        text += "\n" + statements_table(r["statements"], pg_ms)
     rss = r.get("peak_rss_mb") or {}
     if rss:
         text += "\npeak RSS (MB): " + ", ".join(

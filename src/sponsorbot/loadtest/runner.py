@@ -19,6 +19,7 @@ import asyncpg
 
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.pool import create_pool
+from sponsorbot.loadtest import statements
 from sponsorbot.loadtest.peer import run_peer
 from sponsorbot.loadtest.plot import draw
 from sponsorbot.loadtest.processes import (
@@ -73,6 +74,7 @@ class Options:
     joins: bool = False  # implied by campaigns
     broadcast: int = 0  # made-up recipients per bot, and a broadcast to them in the window
     peer: str | None = None  # run this peer (loadtest/peer.py) in place of the product
+    statements: bool = False  # PostgreSQL's time per statement (loadtest/statements.py)
 
 
 def _environment(
@@ -144,6 +146,8 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
         f"{_joining(options)}{_broadcasting(options)}; logs in {workdir}"
     )
     try:
+        if options.statements and pgdata is not None:
+            await asyncio.to_thread(statements.preload, Path(env["SPONSORBOT_DATA_DIR"]))
         await start_simulator(cluster, sim_port, options.rtt_ms)
         cluster.start("api", "run", "--role", "api")
         await wait_http(f"http://127.0.0.1:{api_port}/healthz", cluster)
@@ -171,6 +175,8 @@ async def _measure(
     workdir: Path,
 ) -> dict[str, Any]:
     """Set the bots up, warm up, measure, drain and report (the cluster is running)."""
+    if options.statements:
+        await statements.check(pool)
     made = (set_up_bot(sim, api, n, options.campaigns, options.joins) for n in range(options.bots))
     bots: list[LoadBot] = list(await asyncio.gather(*made))
     bot_ids = [b.api_id for b in bots]
@@ -198,6 +204,8 @@ async def _measure(
     groups["postgres"] = postgres_pids(pgdata)
     groups["loadgen"] = [own_pid()]
     meter = CpuMeter(groups)
+    if options.statements:
+        await statements.reset(pool)
     db_before = await database_work(pool)
     meter.start()
     say("measuring ...")
@@ -217,6 +225,7 @@ async def _measure(
     backlog = await pool.fetchval(BACKLOG, bot_ids)
     cpu = meter.stop()
     db_after = await database_work(pool)
+    counted = await statements.read(pool, len(opened.measured)) if options.statements else None
     broadcast_ids = await broadcasts
     await opened.joined()
     cluster.check_alive()
@@ -235,6 +244,8 @@ async def _measure(
         draw(options.plot, title, window_start, points, opens)
     result.update(database_per_visitor(db_before, db_after, len(opened.measured)))
     result["open_failures"] = opened.failed
+    if counted is not None:
+        result["statements"] = counted
     if options.campaigns or options.joins:
         result["joins"] = {"made": opened.joins, "failed": opened.join_failures}
     if options.campaigns:
