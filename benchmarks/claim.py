@@ -3,23 +3,21 @@
     python benchmarks/claim.py [--small 1000] [--large 1000000] [--repeat 200]
 
 Runs on a throwaway embedded PostgreSQL (or SPONSORBOT_DATABASE_URL's server, in a new
-database). Each claim runs in a transaction that is rolled back, so every claim sees the same
-queue. The claim should cost the same whatever the queue length: the ratio should be near 1.
+database: scratch.py). Each claim runs in a transaction that is rolled back, so every claim sees
+the same queue. The claim should cost the same whatever the queue length: the ratio should be
+near 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 import asyncpg
+from scratch import scratch_database
 
-from sponsorbot.db.embedded import EmbeddedPostgres, dsn_for
 from sponsorbot.db.migrate import migrate
 from sponsorbot.db.pool import connect
 from sponsorbot.engine.inbox import CLAIM
@@ -63,17 +61,7 @@ async def main() -> None:
     parser.add_argument("--large", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
-    server = None
-    base = os.environ.get("SPONSORBOT_DATABASE_URL")
-    if not base:
-        server = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="sponsorbot-bench-")))
-        base = server.start()
-    try:
-        admin = await asyncpg.connect(base)
-        await admin.execute("DROP DATABASE IF EXISTS sponsorbot_bench WITH (FORCE)")
-        await admin.execute("CREATE DATABASE sponsorbot_bench")
-        await admin.close()
-        dsn = dsn_for(base, "sponsorbot_bench")
+    async with scratch_database("sponsorbot_bench") as dsn:
         conn = await connect(dsn)
         await migrate(conn)
         await conn.execute(
@@ -83,9 +71,6 @@ async def main() -> None:
         await conn.close()
         small = await measure(dsn, args.small, args.repeat)
         large = await measure(dsn, args.large, args.repeat)
-    finally:
-        if server is not None:
-            server.release()
     print(f"{'waiting rows':>14} {'median ms':>10} {'p95 ms':>8}")
     for n, times in ((args.small, small), (args.large, large)):
         p95 = statistics.quantiles(times, n=20)[18]
