@@ -4,9 +4,10 @@ pg_stat_statements must be loaded when the server starts. For the embedded serve
 test writes that into the fresh data dir's configuration before the api first starts it; a
 server of your own (SPONSORBOT_DATABASE_URL) needs `shared_preload_libraries =
 'pg_stat_statements'` already, and the run stops before any visitor if it is missing. The
-counts are reset when the measured window opens and read when it closes. Only top-level
-statements are counted, so a foreign-key check is inside the time of the insert that fired
-it.
+extension is created in the load test's database, and its counts are reset when the measured
+window opens and read when it closes. Only top-level statements are counted: a trigger's work
+is inside the time of the statement that fired it, but deferred foreign-key checks run at
+commit and show as statements of their own.
 """
 
 from __future__ import annotations
