@@ -45,8 +45,9 @@ CREATE TABLE without_fk (
 );
 """
 ROUND_TRIP = "SELECT 1"
-ONE_ROW = "INSERT INTO narrow (x) VALUES ($1)"
-EIGHT_ROWS = "INSERT INTO {table} (parent_id) SELECT 1 FROM generate_series(1, 8)"
+ONE_ROW = "INSERT INTO narrow (x) VALUES (1)"
+EIGHT_WITH_FK = "INSERT INTO with_fk (parent_id) SELECT 1 FROM generate_series(1, 8)"
+EIGHT_WITHOUT_FK = "INSERT INTO without_fk (parent_id) SELECT 1 FROM generate_series(1, 8)"
 ROWS_PER_STATEMENT = 8
 MIN_STATEMENTS = 1000
 
@@ -76,7 +77,7 @@ async def per_statement(backends: list[Backend], sql: str, statements: int) -> f
 
     async def run(statement: asyncpg.prepared_stmt.PreparedStatement, n: int) -> None:
         for _ in range(n):
-            await statement.fetch(*([1] if "$1" in sql else []))
+            await statement.fetch()
 
     await asyncio.gather(*(run(p, 100) for p in prepared))  # plans cached, buffers warm
     before = [b.cpu() for b in backends]
@@ -104,8 +105,7 @@ async def measure(dsn: str, statements: int, rounds: int, writers: int) -> dict[
                 "one-row insert, synchronous_commit off",
                 await per_statement([lazy], ONE_ROW, statements),
             )
-            for table, label in (("with_fk", "with"), ("without_fk", "without")):
-                sql = EIGHT_ROWS.format(table=table)
+            for sql, label in ((EIGHT_WITH_FK, "with"), (EIGHT_WITHOUT_FK, "without")):
                 alone = await per_statement([one], sql, statements // 2)
                 add(f"per row, {label} foreign key, 1 writer", alone / ROWS_PER_STATEMENT)
                 together = await per_statement(many, sql, statements // 2)

@@ -147,7 +147,7 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     )
     try:
         if options.statements and pgdata is not None:
-            await asyncio.to_thread(statements.preload, Path(env["SPONSORBOT_DATA_DIR"]))
+            await statements.preload(Path(env["SPONSORBOT_DATA_DIR"]))
         await start_simulator(cluster, sim_port, options.rtt_ms)
         cluster.start("api", "run", "--role", "api")
         await wait_http(f"http://127.0.0.1:{api_port}/healthz", cluster)

@@ -45,24 +45,20 @@ class StatementsUnavailable(RuntimeError):
     """pg_stat_statements is not loaded on the server the load test uses."""
 
 
-def preload(data_dir: Path) -> None:
+async def preload(data_dir: Path) -> None:
     """Configure a new embedded server in `data_dir` to load pg_stat_statements, and stop it
-    (the api starts it again, with the library loaded). Blocking: run it in a thread."""
+    (the api starts it again, with the library loaded)."""
     server = EmbeddedPostgres(data_dir)
-    uri = server.start()
+    uri = await asyncio.to_thread(server.start)
     try:
-
-        async def configure() -> None:
-            conn = await connect(uri, role="loadtest")
-            try:
-                for sql in PRELOAD:
-                    await conn.execute(sql)
-            finally:
-                await conn.close()
-
-        asyncio.run(configure())
+        conn = await connect(uri, role="loadtest")
+        try:
+            for sql in PRELOAD:
+                await conn.execute(sql)
+        finally:
+            await conn.close()
     finally:
-        server.release()
+        await asyncio.to_thread(server.release)
 
 
 async def check(pool: asyncpg.Pool) -> None:
