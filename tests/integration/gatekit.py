@@ -123,4 +123,13 @@ async def running_gate(
             item = await features.contents.create(
                 bot["id"], NewContent(created_by="test", **options)
             )
+
+            # The channels' periodic re-check runs first at start, then every 10 minutes; if
+            # its first run comes after the channels were added, it asks getChatMember about
+            # the bot in each. Tests count those calls and inject faults into them, so they
+            # begin only once it has run.
+            async def rechecked() -> bool:
+                return run.engine.scheduler.runs.get("channel_watch", 0) >= 1
+
+            await eventually(rechecked)
             yield Gate(tg, run, features, bot, owner, made, item)
