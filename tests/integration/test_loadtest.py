@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,12 +49,20 @@ def _loadtest(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> None:
+def _measured(
+    tmp_path: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """A short run with `args` that must succeed, and the figures it wrote with --json."""
     out = tmp_path / "figures.json"
-    picture = tmp_path / "latency.png"
-    done = _loadtest("--json", str(out), "--plot", str(picture))
+    done = _loadtest(*args, "--json", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    figures: dict[str, Any] = json.loads(out.read_text())
+    return done, figures
+
+
+def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> None:
+    picture = tmp_path / "latency.png"
+    done, figures = _measured(tmp_path, "--plot", str(picture))
     assert set(figures) >= KEYS | DB_KEYS
     assert "campaigns" not in figures
     assert "campaigns: off" in done.stdout
@@ -78,10 +87,7 @@ def test_a_short_load_run_answers_every_visitor_exactly_once(tmp_path: Path) -> 
 def test_with_campaigns_every_join_through_a_campaign_link_is_credited_once(
     tmp_path: Path,
 ) -> None:
-    out = tmp_path / "figures.json"
-    done = _loadtest("--campaigns", "--json", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    done, figures = _measured(tmp_path, "--campaigns")
     assert set(figures) >= KEYS
     # The visitors are answered as without campaigns: the gate has the same two channels.
     assert figures["visitors"] == MEASURED_VISITORS
@@ -102,10 +108,7 @@ def test_with_campaigns_every_join_through_a_campaign_link_is_credited_once(
 
 
 def test_joins_without_campaigns_are_made_by_username_and_credit_nothing(tmp_path: Path) -> None:
-    out = tmp_path / "figures.json"
-    done = _loadtest("--joins", "--json", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    done, figures = _measured(tmp_path, "--joins")
     assert figures["answered"] == figures["visitors"] == MEASURED_VISITORS
     assert (figures["duplicates"], figures["dead"]) == (0, 0)
     assert figures["joins"] == {"made": WARMUP_VISITORS + MEASURED_VISITORS, "failed": 0}
@@ -126,10 +129,7 @@ BROADCAST_KEYS = {
 def test_a_broadcast_goes_to_its_made_up_recipients_once_beside_the_visitors(
     tmp_path: Path,
 ) -> None:
-    out = tmp_path / "figures.json"
-    done = _loadtest("--broadcast", "200", "--json", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    done, figures = _measured(tmp_path, "--broadcast", "200")
     assert set(figures) >= KEYS | BROADCAST_KEYS
     # The visitors are answered as without a broadcast, and none of them got it.
     assert figures["visitors"] == MEASURED_VISITORS
@@ -158,10 +158,7 @@ def test_the_aiogram_peer_answers_every_visitor_under_the_same_load(tmp_path: Pa
         peer_python(lambda _: None)
     except PeerUnavailable as exc:
         pytest.skip(f"the aiogram peer's virtual environment cannot be made here: {exc}")
-    out = tmp_path / "figures.json"
-    done = _loadtest("--peer", "aiogram", "--json", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    done, figures = _measured(tmp_path, "--peer", "aiogram")
     assert set(figures) >= KEYS | {"open_p50_s", "open_p99_s", "peer", "peer_errors"}
     assert figures["visitors"] == MEASURED_VISITORS
     assert figures["answered"] == figures["visitors"]
@@ -176,10 +173,7 @@ def test_the_aiogram_peer_answers_every_visitor_under_the_same_load(tmp_path: Pa
 
 
 def test_statements_says_which_statements_postgresql_spends_its_time_on(tmp_path: Path) -> None:
-    out = tmp_path / "figures.json"
-    done = _loadtest("--statements", "--json", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(out.read_text())
+    done, figures = _measured(tmp_path, "--statements")
     assert figures["answered"] == figures["visitors"] == MEASURED_VISITORS
     counted = figures["statements"]
     top = {s["statement"].split(" (")[0]: s for s in counted["top"]}
