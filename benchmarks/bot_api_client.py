@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import socket
 import statistics
 import time
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ import orjson
 from aiohttp import web
 from yarl import URL
 
+from sponsorbot.loadtest.processes import free_port
 from sponsorbot.runtime import run_async
 from sponsorbot.telegram import BotApi
 from sponsorbot.telegram.client import _dumps, _network_error
@@ -39,12 +39,6 @@ ANSWER = orjson.dumps(
         },
     }
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def serve(port: int) -> None:

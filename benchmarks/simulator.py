@@ -13,20 +13,14 @@ import argparse
 import asyncio
 import multiprocessing
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import aiohttp
 
+from sponsorbot.loadtest.processes import free_port
 from sponsorbot.simulator.client import SimulatorClient
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def wait_until_up(base: str, seconds: float = 15.0) -> None:

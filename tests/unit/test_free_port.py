@@ -1,0 +1,54 @@
+"""free_port: ports a server can bind later, out of the way of outgoing connections."""
+
+from __future__ import annotations
+
+import random
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sponsorbot.loadtest import processes
+
+
+@pytest.fixture
+def port_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A stand-in for the kernel's ephemeral range file, and a fresh record of ports given."""
+    file = tmp_path / "ip_local_port_range"
+    monkeypatch.setattr(processes, "_EPHEMERAL_RANGE", file)
+    monkeypatch.setattr(processes, "_handed_out", set())
+    yield file
+
+
+def test_ports_lie_below_the_ephemeral_range_and_are_never_repeated(port_range: Path) -> None:
+    port_range.write_text("32768\t60999\n")
+    ports = [processes.free_port() for _ in range(300)]
+    assert len(set(ports)) == len(ports)
+    assert all(32768 - 10_000 <= p < 32768 for p in ports)
+
+
+def test_a_port_someone_listens_on_is_skipped(
+    port_range: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port_range.write_text("32768 60999")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        port_range.write_text(f"{taken + 1} 60999")
+        picks = iter([taken, taken - 1])
+        monkeypatch.setattr(random, "randrange", lambda a, b: next(picks))
+        if not processes._bindable(taken - 1):
+            pytest.skip("the port beside the held one is busy on this machine")
+        assert processes.free_port() == taken - 1
+
+
+@pytest.mark.parametrize("content", [None, "", "garbage", "5000 60999"])
+def test_without_a_usable_range_the_kernel_picks(port_range: Path, content: str | None) -> None:
+    if content is not None:
+        port_range.write_text(content)
+    ports = {processes.free_port() for _ in range(20)}
+    assert len(ports) == 20
+    for port in ports:
+        assert processes._bindable(port)
