@@ -9,6 +9,8 @@ Debian 12: the oldest major version we support).
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,7 +27,7 @@ TEMPLATE = "sponsorbot_template"
 
 
 @pytest.fixture(scope="session")
-def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_uri() -> Iterator[str]:
     """The URI of the session's PostgreSQL server (its maintenance database)."""
     url = os.environ.get("SPONSORBOT_TEST_DATABASE_URL")
     if url:
@@ -38,9 +40,16 @@ def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         finally:
             debian.stop()
         return
-    server = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
-    yield server.start()
-    server.release()
+    # Not under pytest's own temporary folder: as root, the server runs as another user that
+    # needs every folder above its data to be open to it, and each new pytest session closes
+    # /tmp/pytest-of-root again (0700), which would kill a running suite's server.
+    folder = Path(tempfile.mkdtemp(prefix="sponsorbot-test-pg-"))
+    server = EmbeddedPostgres(folder)
+    try:
+        yield server.start()
+    finally:
+        server.release()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -21,12 +21,26 @@ def clean_environ(**extra: str) -> dict[str, str]:
     return env
 
 
+# Each started process's output file, by pid, so a failure can show what the process said.
+_LOGS: dict[int, Path] = {}
+
+
 def start(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     """Start `python -m sponsorbot ARGS`, output to a file."""
     out = log.open("ab")
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "sponsorbot", *args], env=env, stdout=out, stderr=out
     )
+    _LOGS[proc.pid] = log
+    return proc
+
+
+def said(proc: subprocess.Popen[bytes], chars: int = 4000) -> str:
+    """The end of what a process from `start` wrote, for an assertion's message."""
+    log = _LOGS.get(proc.pid)
+    if log is None or not log.exists():
+        return "(no output file)"
+    return log.read_text(errors="replace")[-chars:]
 
 
 def start_demo(data_dir: Path, port: int, sim_port: int) -> subprocess.Popen[str]:
@@ -46,7 +60,7 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"process exited with {proc.returncode}")
+            raise AssertionError(f"process exited with {proc.returncode}:\n{said(proc)}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
                 if r.status == 200:
@@ -54,7 +68,7 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0
         except OSError:
             pass
         time.sleep(0.2)
-    raise AssertionError("never healthy")
+    raise AssertionError(f"never healthy:\n{said(proc)}")
 
 
 def postgres_processes(pgdata: Path) -> list[psutil.Process]:
