@@ -52,3 +52,31 @@ def test_without_a_usable_range_the_kernel_picks(port_range: Path, content: str 
     assert len(ports) == 20
     for port in ports:
         assert processes._bindable(port)
+
+
+@pytest.mark.parametrize(
+    ("worker", "count", "first", "last"), [("gw0", "2", 22768, 27768), ("gw1", "2", 27768, 32768)]
+)
+def test_parallel_test_workers_draw_from_slices_of_their_own(
+    port_range: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    worker: str,
+    count: str,
+    first: int,
+    last: int,
+) -> None:
+    port_range.write_text("32768 60999")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
+    ports = [processes.free_port() for _ in range(200)]
+    assert all(first <= p < last for p in ports)
+
+
+@pytest.mark.parametrize(("worker", "count"), [("master", "2"), ("gw3", "2"), ("gw0", "x")])
+def test_a_worker_name_that_makes_no_slice_uses_the_whole_range(
+    port_range: Path, monkeypatch: pytest.MonkeyPatch, worker: str, count: str
+) -> None:
+    port_range.write_text("32768 60999")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
+    assert processes._share(22768, 32768) == (22768, 32768)

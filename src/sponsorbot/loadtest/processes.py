@@ -39,6 +39,24 @@ def _bindable(port: int) -> bool:
     return True
 
 
+def _share(first: int, last: int) -> tuple[int, int]:
+    """This process's slice of [first, last) when a parallel test run names its workers.
+
+    pytest-xdist sets PYTEST_XDIST_WORKER (gw0, gw1, ...) and PYTEST_XDIST_WORKER_COUNT in
+    each worker and the processes it starts; two workers then never pick the same port.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    try:
+        index = int(worker.removeprefix("gw"))
+        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", ""))
+    except ValueError:
+        return first, last
+    if not 0 <= index < count:
+        return first, last
+    size = (last - first) // count
+    return first + index * size, first + (index + 1) * size
+
+
 def free_port() -> int:
     """A loopback port nobody listens on right now, never the same one twice in a process.
 
@@ -50,8 +68,9 @@ def free_port() -> int:
     """
     low = _ephemeral_low()
     if low is not None and low - _BELOW_EPHEMERAL >= 1024:
+        first, last = _share(low - _BELOW_EPHEMERAL, low)
         for _ in range(100):
-            port = random.randrange(low - _BELOW_EPHEMERAL, low)
+            port = random.randrange(first, last)
             if port not in _handed_out and _bindable(port):
                 _handed_out.add(port)
                 return port
