@@ -7,6 +7,8 @@ import asyncio
 import hashlib
 import ipaddress
 import re
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -15,6 +17,7 @@ from types import SimpleNamespace
 
 import pyotp
 import pytest
+from argon2 import PasswordHasher, extract_parameters
 from starlette.requests import Request
 
 from sponsorbot.features.accounts import security
@@ -234,3 +237,24 @@ async def test_password_hashing_runs_off_the_event_loop_two_at_a_time(
     assert loop_thread not in threads
     assert most == 2
     assert ticks > 10
+
+
+@pytest.mark.slow
+def test_the_product_hashes_with_argon2s_recommended_parameters() -> None:
+    """The tests hash cheaply (tests/conftest.py); a fresh process hashes at full strength."""
+    code = (
+        "from sponsorbot.features.accounts.security import hash_password;"
+        "print(hash_password('a password long enough'))"
+    )
+    stored = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    recommended = PasswordHasher()
+    used = extract_parameters(stored)
+    assert (used.time_cost, used.memory_cost, used.parallelism) == (
+        recommended.time_cost,
+        recommended.memory_cost,
+        recommended.parallelism,
+    )
+    assert security.check_password(stored, "a password long enough")
+    assert extract_parameters(hash_password("another password")).memory_cost == 1024

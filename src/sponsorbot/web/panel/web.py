@@ -7,6 +7,7 @@ Every panel route depends on `require(permission)` or `public()`. Both resolve t
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -121,8 +122,13 @@ class Panel:
     env: Environment
 
 
+@functools.cache
 def make_environment() -> Environment:
-    """Jinja with autoescape and gettext bound to the request's language."""
+    """Jinja with autoescape and gettext bound to the request's language.
+
+    One per process: templates never change while it runs, so every app made in it (the
+    tests make hundreds) shares the compiled templates.
+    """
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(["html"]),
