@@ -13,8 +13,9 @@ from typing import Any
 
 import asyncpg
 import pytest
+from playwright.async_api import Browser
 
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
+from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.broadcastkit import add_people
 from tests.integration.panel_kit import PASSWORD, add_member
@@ -27,18 +28,17 @@ AUDIENCE = 60
 
 
 async def test_compose_preview_send_and_watch_the_progress_reach_100(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import Dialog, async_playwright, expect
+    from playwright.async_api import Dialog, expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    async with serve(pool, db_dsn, tmp_path) as app:
         sim: Any = app.sim
         base = app.url
         bot = await sim.create_bot("weekly_news_bot")
         email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport={"width": 1280, "height": 900})
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 900})
             page = await context.new_page()
 
             async def accept(dialog: Dialog) -> None:
@@ -127,4 +127,4 @@ async def test_compose_preview_send_and_watch_the_progress_reach_100(
             await expect(page.locator("#audience-n")).to_have_text("۶۰ نفر")
             await shot(page, "broadcast-form-fa")
         finally:
-            await browser.close()
+            await context.close()

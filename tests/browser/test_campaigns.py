@@ -12,8 +12,9 @@ from typing import Any
 
 import asyncpg
 import pytest
+from playwright.async_api import Browser
 
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
+from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
 
@@ -24,11 +25,11 @@ pytestmark = [
 
 
 async def test_a_visitor_joins_through_the_campaign_link_and_the_report_shows_it(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    async with serve(pool, db_dsn, tmp_path) as app:
         sim: Any = app.sim
         base = app.url
         bot = await sim.create_bot("sponsor_demo_bot")
@@ -38,9 +39,8 @@ async def test_a_visitor_joins_through_the_campaign_link_and_the_report_shows_it
         )
         await sim.make_admin(channel["id"], bot["id"])
         email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport={"width": 1280, "height": 860})
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 860})
             page = await context.new_page()
             await sign_in(page, base, email, PASSWORD)
 
@@ -100,48 +100,51 @@ async def test_a_visitor_joins_through_the_campaign_link_and_the_report_shows_it
             )
 
             # The sponsor's report: no sign-in (a fresh browser context), the join counted.
-            sponsor_view = await browser.new_context(
+            sponsor_view = await chromium.new_context(
                 viewport={"width": 1280, "height": 860}, locale="en-US"
             )
-            sponsor_page = await sponsor_view.new_page()
-            for _attempt in range(40):
-                await sponsor_page.goto(report)
-                if await sponsor_page.locator("#joins").inner_text() == "1":
-                    break
-                await sponsor_page.wait_for_timeout(250)
-            await expect(sponsor_page.locator("#joins")).to_have_text("1")
-            await expect(sponsor_page.locator(".goal")).to_contain_text("1 of 10 joins")
-            await expect(sponsor_page.locator("nav")).to_have_count(0)
-            await expect(sponsor_page.locator("table.list tbody tr")).to_contain_text(
-                "@sponsor_demo_bot"
-            )
-            await expect(sponsor_page.locator(".chart rect.joins")).to_have_count(1)
-            await shot(sponsor_page, "report-en")
+            try:
+                sponsor_page = await sponsor_view.new_page()
+                for _attempt in range(40):
+                    await sponsor_page.goto(report)
+                    if await sponsor_page.locator("#joins").inner_text() == "1":
+                        break
+                    await sponsor_page.wait_for_timeout(250)
+                await expect(sponsor_page.locator("#joins")).to_have_text("1")
+                await expect(sponsor_page.locator(".goal")).to_contain_text("1 of 10 joins")
+                await expect(sponsor_page.locator("nav")).to_have_count(0)
+                await expect(sponsor_page.locator("table.list tbody tr")).to_contain_text(
+                    "@sponsor_demo_bot"
+                )
+                await expect(sponsor_page.locator(".chart rect.joins")).to_have_count(1)
+                await shot(sponsor_page, "report-en")
 
-            await page.reload()
-            await expect(page.locator("table.list tbody td").nth(2)).to_have_text("1")
-            await shot(page, "campaign-en")
-            await page.click("nav.nav >> text=Campaigns")
-            await expect(page.locator("table.list tbody tr")).to_contain_text("1 of 10 joins")
-            await shot(page, "campaigns-en")
+                await page.reload()
+                await expect(page.locator("table.list tbody td").nth(2)).to_have_text("1")
+                await shot(page, "campaign-en")
+                await page.click("nav.nav >> text=Campaigns")
+                await expect(page.locator("table.list tbody tr")).to_contain_text("1 of 10 joins")
+                await shot(page, "campaigns-en")
 
-            # Persian: the panel pages right to left, the report by its ?lang=fa link.
-            await page.click("header >> text=فارسی")
-            await expect(page.locator("html")).to_have_attribute("dir", "rtl")
-            await expect(page.locator("h1")).to_have_text("کارزارها")
-            await shot(page, "campaigns-fa")
-            await page.click("table.list tbody a")
-            await expect(page.locator(".head .badge")).to_have_text("در حال اجرا")
-            await shot(page, "campaign-fa")
-            await sponsor_page.goto(report + "?lang=fa")
-            await expect(sponsor_page.locator("html")).to_have_attribute("dir", "rtl")
-            await expect(sponsor_page.locator("#joins")).to_have_text("۱")
-            await shot(sponsor_page, "report-fa")
+                # Persian: the panel pages right to left, the report by its ?lang=fa link.
+                await page.click("header >> text=فارسی")
+                await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+                await expect(page.locator("h1")).to_have_text("کارزارها")
+                await shot(page, "campaigns-fa")
+                await page.click("table.list tbody a")
+                await expect(page.locator(".head .badge")).to_have_text("در حال اجرا")
+                await shot(page, "campaign-fa")
+                await sponsor_page.goto(report + "?lang=fa")
+                await expect(sponsor_page.locator("html")).to_have_attribute("dir", "rtl")
+                await expect(sponsor_page.locator("#joins")).to_have_text("۱")
+                await shot(sponsor_page, "report-fa")
 
-            # The gate page of the bot shows the campaign's slot.
-            await page.click("header >> text=English")
-            await page.goto(f"{base}/bots")
-            await page.click("table.list >> text=@sponsor_demo_bot")
-            await expect(page.locator("table.slots")).to_contain_text("Winter sponsor")
+                # The gate page of the bot shows the campaign's slot.
+                await page.click("header >> text=English")
+                await page.goto(f"{base}/bots")
+                await page.click("table.list >> text=@sponsor_demo_bot")
+                await expect(page.locator("table.slots")).to_contain_text("Winter sponsor")
+            finally:
+                await sponsor_view.close()
         finally:
-            await browser.close()
+            await context.close()

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from playwright.async_api import Browser
 
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import NEEDS_CHROMIUM, shot
 from tests.processes import free_port, start_demo
 
 READY_WITHIN_S = 30.0
@@ -87,45 +88,45 @@ def demo(tmp_path: Path) -> Iterator[Running]:
     assert _leftovers(data_dir) == []
 
 
-async def test_the_demo_signs_in_shows_data_and_gates_content(demo: Running) -> None:
-    from playwright.async_api import async_playwright, expect
+async def test_the_demo_signs_in_shows_data_and_gates_content(
+    demo: Running, chromium: Browser
+) -> None:
+    from playwright.async_api import expect
 
     assert demo.seconds < READY_WITHIN_S, f"ready after {demo.seconds:.1f} s"
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            await page.goto(f"{demo.panel}/")
-            await page.fill("#f-email", OWNER_EMAIL)
-            await page.fill("#f-password", OWNER_PASSWORD)
-            await page.click("main button.primary")
-            await expect(page).to_have_url(f"{demo.panel}/")
-            main = page.locator("main")
-            for bot in ("@cinema_vault_bot", "@study_notes_bot", "@music_box_bot"):
-                await expect(main).to_contain_text(bot)
-            # A month of history: every bot had visitors, and sent messages in the last day.
-            figures = [
-                int(n) for n in re.findall(r"Visitors today\s+(\d+)", await main.inner_text())
-            ]
-            assert len(figures) == 3 and sum(figures) > 0, figures
-            await shot(page, "demo-dashboard")
+    # The panel and the phone in contexts of their own: the panel's sign-in stays out of the phone.
+    async with (
+        await chromium.new_context(viewport={"width": 1280, "height": 900}) as panel_context,
+        await chromium.new_context() as phone_context,
+    ):
+        page = await panel_context.new_page()
+        await page.goto(f"{demo.panel}/")
+        await page.fill("#f-email", OWNER_EMAIL)
+        await page.fill("#f-password", OWNER_PASSWORD)
+        await page.click("main button.primary")
+        await expect(page).to_have_url(f"{demo.panel}/")
+        main = page.locator("main")
+        for bot in ("@cinema_vault_bot", "@study_notes_bot", "@music_box_bot"):
+            await expect(main).to_contain_text(bot)
+        # A month of history: every bot had visitors, and sent messages in the last day.
+        figures = [int(n) for n in re.findall(r"Visitors today\s+(\d+)", await main.inner_text())]
+        assert len(figures) == 3 and sum(figures) > 0, figures
+        await shot(page, "demo-dashboard")
 
-            phone = await browser.new_page()
-            await phone.goto(demo.phone)
-            await phone.fill("#payload", demo.code)
-            await phone.click("#open")
-            gate = phone.locator(".msg.bot").last
-            await expect(gate.locator("button.inline").first).to_be_visible()
-            # Join each channel through the gate's buttons (the private one takes a request).
-            joins = gate.locator("button.inline", has_text="↗")
-            expected = ["Joined: member", "Joined: pending"]
-            assert await joins.count() == len(expected)
-            for n, status in enumerate(expected):
-                await joins.nth(n).click()
-                await expect(phone.locator("#status")).to_have_text(status)
-            await gate.locator("button.inline").last.click()
-            await expect(phone.locator(".msg.bot .text").last).to_have_text(
-                "Episode 1: the pilot", timeout=15_000
-            )
-        finally:
-            await browser.close()
+        phone = await phone_context.new_page()
+        await phone.goto(demo.phone)
+        await phone.fill("#payload", demo.code)
+        await phone.click("#open")
+        gate = phone.locator(".msg.bot").last
+        await expect(gate.locator("button.inline").first).to_be_visible()
+        # Join each channel through the gate's buttons (the private one takes a request).
+        joins = gate.locator("button.inline", has_text="↗")
+        expected = ["Joined: member", "Joined: pending"]
+        assert await joins.count() == len(expected)
+        for n, status in enumerate(expected):
+            await joins.nth(n).click()
+            await expect(phone.locator("#status")).to_have_text(status)
+        await gate.locator("button.inline").last.click()
+        await expect(phone.locator(".msg.bot .text").last).to_have_text(
+            "Episode 1: the pilot", timeout=15_000
+        )

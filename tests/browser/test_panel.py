@@ -19,13 +19,14 @@ import jdatetime
 import pyotp
 import pytest
 import uvicorn
+from playwright.async_api import Browser
 
 from sponsorbot.db.database import Database
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig, announce_setup_code
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import NEEDS_CHROMIUM, shot
 from tests.integration.test_panel_roles import POLICY, PUBLIC, concrete
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
 from tests.processes import free_port
@@ -93,16 +94,15 @@ async def _started(server: uvicorn.Server) -> bool:
 
 
 async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    async with serve(pool, db_dsn, tmp_path) as app:
         sim = app.sim
         bot = await sim.create_bot("uploads_demo_bot")  # type: ignore[attr-defined]
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport={"width": 1280, "height": 860})
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 860})
             page = await context.new_page()
             base = app.url
 
@@ -289,4 +289,4 @@ async def test_owner_sets_up_signs_in_with_two_step_adds_a_bot_and_reads_persian
                 await page.goto(f"{base}{path}")
                 assert "/signin" in page.url, path
         finally:
-            await browser.close()
+            await context.close()

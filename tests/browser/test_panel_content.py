@@ -10,9 +10,10 @@ from typing import Any
 
 import asyncpg
 import pytest
+from playwright.async_api import Browser
 
 from sponsorbot.features.accounts.security import qr_svg
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import NEEDS_CHROMIUM, shot
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
 from tests.kit import eventually
@@ -34,11 +35,11 @@ WIDER_THAN_VIEWPORT = """() => [...document.querySelectorAll("main *")]
 
 
 async def test_upload_with_progress_qr_code_settings_and_gate_order(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    async with serve(pool, db_dsn, tmp_path) as app:
         sim: Any = app.sim
         base = app.url
         email = await add_member(pool, "owner", "sara@example.com")
@@ -48,9 +49,8 @@ async def test_upload_with_progress_qr_code_settings_and_gate_order(
         owner = await sim.create_user("Sara")
         storage = await sim.create_channel("Storage", private=True, owner_id=owner["id"])
         await sim.make_admin(storage["id"], bot["id"])
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport={"width": 1280, "height": 860})
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 860})
             page = await context.new_page()
             await page.goto(f"{base}/signin")
             await page.fill("#f-email", email)
@@ -239,7 +239,7 @@ async def test_upload_with_progress_qr_code_settings_and_gate_order(
             wide = await page.evaluate(WIDER_THAN_VIEWPORT)
             assert not wide, wide
         finally:
-            await browser.close()
+            await context.close()
 
 
 async def _moving(seen: list[str]) -> bool:

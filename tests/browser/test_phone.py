@@ -7,9 +7,10 @@ from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Browser
 
 from sponsorbot.simulator.client import SimulatorClient
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
+from tests.browser.kit import NEEDS_CHROMIUM
 from tests.kit import simulated_telegram
 
 pytestmark = [
@@ -48,8 +49,8 @@ class FakeBot:
                 return update
 
 
-async def test_visitor_walks_through_the_gate(simulator_url: str) -> None:
-    from playwright.async_api import async_playwright, expect
+async def test_visitor_walks_through_the_gate(simulator_url: str, chromium: Browser) -> None:
+    from playwright.async_api import expect
 
     async with SimulatorClient(simulator_url) as sim, aiohttp.ClientSession() as http:
         bot_info = await sim.create_bot("files_bot")
@@ -58,59 +59,58 @@ async def test_visitor_walks_through_the_gate(simulator_url: str) -> None:
         await sim.make_admin(channel["id"], bot_info["id"])
         bot = FakeBot(http, simulator_url, bot_info["token"])
 
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = await browser.new_page()
-                await page.goto(f"{simulator_url}/_sim/phone?user={user['id']}&bot=files_bot")
-                await page.fill("#payload", "c0ffee")
-                await page.click("#open")
+        context = await chromium.new_context()
+        try:
+            page = await context.new_page()
+            await page.goto(f"{simulator_url}/_sim/phone?user={user['id']}&bot=files_bot")
+            await page.fill("#payload", "c0ffee")
+            await page.click("#open")
 
-                start = await bot.next_update("message")
-                assert start["text"] == "/start c0ffee"
-                uid = start["chat"]["id"]
-                await bot.call(
-                    "sendMessage",
-                    chat_id=uid,
-                    text="Join <b>News</b> first",
-                    parse_mode="HTML",
-                    reply_markup={
-                        "inline_keyboard": [
-                            [{"text": "Join News", "url": "https://t.me/news"}],
-                            [{"text": "I've joined", "callback_data": "check:c0ffee"}],
-                        ]
-                    },
-                )
-                await expect(page.locator(".msg.bot .text")).to_have_text("Join News first")
+            start = await bot.next_update("message")
+            assert start["text"] == "/start c0ffee"
+            uid = start["chat"]["id"]
+            await bot.call(
+                "sendMessage",
+                chat_id=uid,
+                text="Join <b>News</b> first",
+                parse_mode="HTML",
+                reply_markup={
+                    "inline_keyboard": [
+                        [{"text": "Join News", "url": "https://t.me/news"}],
+                        [{"text": "I've joined", "callback_data": "check:c0ffee"}],
+                    ]
+                },
+            )
+            await expect(page.locator(".msg.bot .text")).to_have_text("Join News first")
 
-                await page.locator("button.inline", has_text="Join News").click()
-                await expect(page.locator("#status")).to_have_text("Joined: member")
-                member = await bot.call("getChatMember", chat_id="@news", user_id=uid)
-                assert member["status"] == "member"
+            await page.locator("button.inline", has_text="Join News").click()
+            await expect(page.locator("#status")).to_have_text("Joined: member")
+            member = await bot.call("getChatMember", chat_id="@news", user_id=uid)
+            assert member["status"] == "member"
 
-                await page.locator("button.inline", has_text="I've joined").click()
-                query = await bot.next_update("callback_query")
-                assert query["data"] == "check:c0ffee" and query["from"]["id"] == uid
-                await bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Thanks!")
-                await bot.call("sendMessage", chat_id=uid, text="Here is your file")
+            await page.locator("button.inline", has_text="I've joined").click()
+            query = await bot.next_update("callback_query")
+            assert query["data"] == "check:c0ffee" and query["from"]["id"] == uid
+            await bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Thanks!")
+            await bot.call("sendMessage", chat_id=uid, text="Here is your file")
 
-                await expect(page.locator("#toast")).to_have_text("Thanks!")
-                await expect(page.locator(".msg.bot .text").last).to_have_text("Here is your file")
+            await expect(page.locator("#toast")).to_have_text("Thanks!")
+            await expect(page.locator(".msg.bot .text").last).to_have_text("Here is your file")
 
-                # The visitor types: a command sent with Enter, then two lines (Shift+Enter
-                # between them) sent with the Send button; the bot gets exactly what was typed.
-                await page.fill("#message", "/help")
-                await page.press("#message", "Enter")
-                assert (await bot.next_update("message"))["text"] == "/help"
-                await page.fill("#message", "سلام")
-                await page.press("#message", "Shift+Enter")
-                await page.locator("#message").press_sequentially("a1b2c3 رسید")
-                await page.click("#send")
-                typed = await bot.next_update("message")
-                assert typed["text"] == "سلام\na1b2c3 رسید" and typed["from"]["id"] == uid
-                mine = page.locator(".msg.user").last
-                await expect(mine.locator(".text")).to_have_text("سلام\na1b2c3 رسید")
-                await expect(mine).to_have_attribute("dir", "rtl")
-                await expect(page.locator("#message")).to_have_value("")
-            finally:
-                await browser.close()
+            # The visitor types: a command sent with Enter, then two lines (Shift+Enter
+            # between them) sent with the Send button; the bot gets exactly what was typed.
+            await page.fill("#message", "/help")
+            await page.press("#message", "Enter")
+            assert (await bot.next_update("message"))["text"] == "/help"
+            await page.fill("#message", "سلام")
+            await page.press("#message", "Shift+Enter")
+            await page.locator("#message").press_sequentially("a1b2c3 رسید")
+            await page.click("#send")
+            typed = await bot.next_update("message")
+            assert typed["text"] == "سلام\na1b2c3 رسید" and typed["from"]["id"] == uid
+            mine = page.locator(".msg.user").last
+            await expect(mine.locator(".text")).to_have_text("سلام\na1b2c3 رسید")
+            await expect(mine).to_have_attribute("dir", "rtl")
+            await expect(page.locator("#message")).to_have_value("")
+        finally:
+            await context.close()

@@ -19,13 +19,14 @@ from typing import Any
 import asyncpg
 import pytest
 import uvicorn
+from playwright.async_api import Browser
 
 from sponsorbot.db.database import Database
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.web.app import create_app
 from sponsorbot.web.panel import PanelConfig
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
+from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import Running, _Server, _started
 from tests.integration.panel_kit import PASSWORD, add_member
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
@@ -97,11 +98,11 @@ async def place_order(pool: asyncpg.Pool, bot_id: int, user_id: int) -> int:
 
 
 async def test_the_owner_sets_up_the_shop_and_approves_an_order(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import expect
 
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    async with serve(pool, db_dsn, tmp_path) as app:
         sim: Any = app.sim
         base = app.url
         bot = await sim.create_bot(BOT)
@@ -110,9 +111,8 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
         payer = (await sim.tron_create_wallet())["address"]
         elsewhere = (await sim.tron_create_wallet())["address"]
         email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport={"width": 1280, "height": 900})
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 900})
             page = await context.new_page()
             await sign_in(page, base, email, PASSWORD)
 
@@ -229,4 +229,4 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
             await expect(page.locator("#f-api_key ~ .hint")).to_contain_text("…1234")
             await shot(page, "shop-settings-fa")
         finally:
-            await browser.close()
+            await context.close()

@@ -21,9 +21,10 @@ from typing import Any
 
 import asyncpg
 import pytest
+from playwright.async_api import Browser
 
 from sponsorbot.features.shop.service import qr_png
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot
+from tests.browser.kit import NEEDS_CHROMIUM, shot
 from tests.integration.shopkit import BOT, Shop, shop
 
 pytestmark = [
@@ -73,7 +74,7 @@ PERSIAN = Words(
 )
 
 
-async def book_and_pay(browser: Any, s: Shop, words: Words, *, typed_command: bool) -> None:
+async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command: bool) -> None:
     """One advertiser's whole journey on the phone, in `words.language`."""
     from playwright.async_api import expect
 
@@ -204,17 +205,11 @@ async def book_and_pay(browser: Any, s: Shop, words: Words, *, typed_command: bo
 
 
 async def test_advertisers_book_and_pay_on_the_phone_in_english_and_persian(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    from playwright.async_api import async_playwright
-
-    async with shop(pool, db_dsn, tmp_path) as s, async_playwright() as pw:
+    async with shop(pool, db_dsn, tmp_path) as s:
         await s.tg.sim.set_price("0.25")
         # Confirmed as soon as its block is made, not 19 blocks (a minute) later.
         await s.tg.sim.tron_set_network(solidify_blocks=0)
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            await book_and_pay(browser, s, ENGLISH, typed_command=True)
-            await book_and_pay(browser, s, PERSIAN, typed_command=False)
-        finally:
-            await browser.close()
+        await book_and_pay(chromium, s, ENGLISH, typed_command=True)
+        await book_and_pay(chromium, s, PERSIAN, typed_command=False)

@@ -34,10 +34,10 @@ from zoneinfo import ZoneInfo
 import asyncpg
 import orjson
 import pytest
-from playwright.async_api import Page, ViewportSize
+from playwright.async_api import Browser, Page, ViewportSize
 
 from sponsorbot.features.stats.hours import Span, local_day
-from tests.browser.kit import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, shot, sign_in
+from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
 
@@ -472,30 +472,27 @@ async def sideways(page: Any, url: str) -> list[tuple[str, int, list[str]]]:
 
 @asynccontextmanager
 async def month_in_browser(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, viewport: ViewportSize
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser, viewport: ViewportSize
 ) -> AsyncIterator[tuple[Page, str]]:
-    """The panel over a written month, and a browser page signed in as its owner."""
-    from playwright.async_api import async_playwright
-
-    async with serve(pool, db_dsn, tmp_path) as app, async_playwright() as pw:
+    """The panel over a written month, and a page in a new context signed in as its owner."""
+    async with serve(pool, db_dsn, tmp_path) as app:
         await write_month(pool)
         email = await add_member(pool, "owner", "sara@example.com")
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await chromium.new_context(viewport=viewport)
         try:
-            context = await browser.new_context(viewport=viewport)
             page = await context.new_page()
             await sign_in(page, app.url, email, PASSWORD)
             yield page, app.url
         finally:
-            await browser.close()
+            await context.close()
 
 
 async def test_statistics_in_english_ranges_metrics_custom_dates_and_csv(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
     from playwright.async_api import expect
 
-    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, _base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, DESKTOP) as (page, _base):
         today = local_day(datetime.now(UTC), ZONE)
         await page.click("nav.nav >> text=Statistics")
         await expect(page.locator("h1")).to_have_text("Statistics")
@@ -595,11 +592,11 @@ async def test_statistics_in_english_ranges_metrics_custom_dates_and_csv(
 
 
 async def test_statistics_in_persian_read_right_to_left_with_jalali_dates(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
     from playwright.async_api import expect
 
-    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, DESKTOP) as (page, base):
         today = local_day(datetime.now(UTC), ZONE)
         await page.goto(f"{base}/stats")
         await page.click("header >> text=فارسی")
@@ -651,11 +648,11 @@ async def test_statistics_in_persian_read_right_to_left_with_jalali_dates(
 # .visually-hidden themselves: a table is never narrower than its cells, so the heat map's
 # 25 columns stand out far to the side, and the page scrolls sideways even at 1280 px.
 async def test_statistics_fit_the_width_of_a_phone_and_a_desktop_in_both_languages(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
     from playwright.async_api import expect
 
-    async with month_in_browser(pool, db_dsn, tmp_path, PHONE) as (page, base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, PHONE) as (page, base):
         wide = []
         for language in ("en", "fa"):
             if language == "fa":
@@ -672,9 +669,9 @@ async def test_statistics_fit_the_width_of_a_phone_and_a_desktop_in_both_languag
 # The funnel and the heat map sit in .grid (auto-fill, 320 px columns): each chart, drawn for
 # 720 units of width, is scaled to under half, and its 11-12 px texts come out about 5 px high.
 async def test_statistics_charts_are_drawn_at_a_readable_size(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
-    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, DESKTOP) as (page, base):
         await page.goto(f"{base}/stats?range=30d")
         sizes = await page.evaluate(SMALLEST_TEXT, "#series svg, #funnel svg, #heat svg")
         assert len(sizes) == 3
@@ -684,11 +681,11 @@ async def test_statistics_charts_are_drawn_at_a_readable_size(
 # jinja2.ext.i18n formats a template's _("… %(n)s", n=…) itself, with the plain number: only
 # what goes through |num is in Persian digits (ngettext is, as i18n.ngettext formats it).
 async def test_statistics_in_persian_have_no_latin_digits(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
     from playwright.async_api import expect
 
-    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, DESKTOP) as (page, base):
         await page.click("header >> text=فارسی")
         await expect(page.locator("html")).to_have_attribute("dir", "rtl")
         latin = []
@@ -705,11 +702,11 @@ def _jalali(day: date) -> str:
 
 
 async def test_visitors_search_and_one_visitors_timeline_paged(
-    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, chromium: Browser
 ) -> None:
     from playwright.async_api import expect
 
-    async with month_in_browser(pool, db_dsn, tmp_path, DESKTOP) as (page, base):
+    async with month_in_browser(pool, db_dsn, tmp_path, chromium, DESKTOP) as (page, base):
         await page.click("nav.nav >> text=Visitors")
         await expect(page.locator("h1")).to_have_text("Visitors")
         rows = page.locator("table.list tbody tr")
