@@ -1,55 +1,186 @@
-"""Test infrastructure: one embedded PostgreSQL per session, a fresh database per test.
+"""Test infrastructure: tiers, one throwaway PostgreSQL per run, a fresh database per test.
 
-Every database test gets its own database cloned from a migrated template, so tests are
-isolated and cheap. Set SPONSORBOT_TEST_DATABASE_URL to use another server instead, or
+Tiers (docs/testing.md): plain `pytest` runs every test that stays in this process, real
+PostgreSQL included; `slow`, `browser`, `external` and `fuzz` tests run when asked for by
+`-m` (`.ci/run` runs them all). A run with pytest-xdist workers (`-n 2`, the default) shares
+one server started by the controller; each worker migrates its own template database, and
+every database test gets its own database cloned from it.
+
+Set SPONSORBOT_TEST_DATABASE_URL to use another server instead (it is used as it is), or
 SPONSORBOT_TEST_POSTGRES=debian for a throwaway cluster of Debian's `postgresql` package (15 on
 Debian 12: the oldest major version we support).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import asyncpg
 import pytest
+from argon2 import PasswordHasher
+from hypothesis import settings as hypothesis_settings
 
 from sponsorbot.db.embedded import EmbeddedPostgres, dsn_for
 from sponsorbot.db.migrate import migrate
 from sponsorbot.db.pool import connect, create_pool
+from sponsorbot.features.accounts.security import use_password_hasher
 from tests.debian_pg import DebianPostgres
 
-TEMPLATE = "sponsorbot_template"
+URL_VARIABLE = "SPONSORBOT_TEST_DATABASE_URL"
+# Each xdist worker migrates a template of its own, so no clone waits on another's migration.
+TEMPLATE = f"sponsorbot_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+
+# Tests under these paths belong to a tier whatever their own marks say, so a new file there
+# cannot forget its mark. Paths are relative to the repository.
+TIER_PATHS: dict[str, tuple[str, ...]] = {
+    "browser": ("tests/browser/",),
+    "external": (
+        "tests/simulator/conformance/",
+        "tests/unit/test_shipping",
+        "tests/integration/test_native_stack.py",
+        "tests/integration/test_pg_restart.py",
+    ),
+    "fuzz": ("tests/integration/test_api_fuzz.py",),
+}
+
+# Under xdist, a test marked xdist_group runs on the same worker as the rest of its group:
+# these modules share an expensive module-scoped fixture (a demo, venvs, an installed stack),
+# which each worker would otherwise build again. The conformance clients also share
+# ~/.cache/sponsorbot-peer with the load test's aiogram peer.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "peer-venvs": ("tests/simulator/conformance/",),
+    "demo-history": ("tests/integration/test_demo_history.py",),
+    "native-stack": ("tests/integration/test_native_stack.py",),
+    "shipping": ("tests/unit/test_shipping.py", "tests/unit/test_shipping_scripts.py"),
+}
+
+# Hypothesis: few examples while developing, today's full counts in CI's `thorough` pass
+# (tests/examples.py caps the counts a test names itself).
+hypothesis_settings.register_profile("dev", max_examples=25)
+hypothesis_settings.register_profile("thorough", max_examples=100)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# Production argon2 takes 64 MiB and tens of milliseconds a hash; the tests hash hundreds of
+# passwords. tests/unit/test_panel_security.py checks the production parameters themselves.
+use_password_hasher(PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests by where they live, and property tests as `property`."""
+    for item in items:
+        where = item.path.relative_to(config.rootpath).as_posix()
+        for mark, prefixes in TIER_PATHS.items():
+            if where.startswith(prefixes):
+                item.add_marker(mark)
+        for group, prefixes in GROUPS.items():
+            if where.startswith(prefixes):
+                item.add_marker(pytest.mark.xdist_group(group))
+        if getattr(getattr(item, "function", None), "is_hypothesis_test", False):
+            item.add_marker("property")
+
+
+class _Server:
+    """The run's own throwaway server: embedded, or Debian's when asked for."""
+
+    def __init__(self) -> None:
+        self._stop: Callable[[], None]
+        if os.environ.get("SPONSORBOT_TEST_POSTGRES") == "debian":
+            debian = DebianPostgres()
+            self.uri = debian.start()
+            self._stop = debian.stop
+        else:
+            # Not under pytest's own temporary folder: as root, the server runs as another user
+            # that needs every folder above its data open to it, and each new pytest session
+            # closes /tmp/pytest-of-root again (0700), which would kill a running suite's server.
+            folder = Path(tempfile.mkdtemp(prefix="sponsorbot-test-pg-"))
+            server = EmbeddedPostgres(folder)
+
+            def stop() -> None:
+                server.release()
+                shutil.rmtree(folder, ignore_errors=True)
+
+            self.uri = server.start()
+            self._stop = stop
+        _without_durability(self.uri)
+
+    def stop(self) -> None:
+        """Stop the server and remove its files."""
+        self._stop()
+
+
+def _without_durability(uri: str) -> None:
+    """A throwaway server need not survive a crash: no fsync, no waiting for the WAL.
+
+    Nothing a test checks depends on the disk: a test that restarts a server uses one of its
+    own (tests/debian_pg.py), and crash safety is PostgreSQL's to prove.
+    """
+
+    async def alter() -> None:
+        conn = await asyncpg.connect(uri)
+        try:
+            for name in ("fsync", "synchronous_commit", "full_page_writes"):
+                await conn.execute(f"ALTER SYSTEM SET {name} = off")
+            await conn.execute("SELECT pg_reload_conf()")
+        finally:
+            await conn.close()
+
+    # A loop of its own, never installed as the current one: pytest-asyncio owns that.
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(alter())
+    finally:
+        loop.close()
+
+
+def _distributes(config: pytest.Config) -> bool:
+    """True in the controller of a run that hands tests to xdist workers."""
+    return (
+        not hasattr(config, "workerinput")
+        and config.pluginmanager.hasplugin("xdist")
+        and getattr(config.option, "dist", "no") != "no"
+        and bool(getattr(config.option, "numprocesses", 0))
+    )
+
+
+_SERVER = pytest.StashKey[_Server]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller of a parallel run starts one server for all its workers."""
+    if _distributes(config) and not os.environ.get(URL_VARIABLE):
+        server = _Server()
+        config.stash[_SERVER] = server
+        # The workers start after this and inherit it.
+        os.environ[URL_VARIABLE] = server.uri
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the server the controller started."""
+    server = config.stash.get(_SERVER, None)
+    if server is not None:
+        os.environ.pop(URL_VARIABLE, None)
+        server.stop()
 
 
 @pytest.fixture(scope="session")
 def pg_uri() -> Iterator[str]:
     """The URI of the session's PostgreSQL server (its maintenance database)."""
-    url = os.environ.get("SPONSORBOT_TEST_DATABASE_URL")
+    url = os.environ.get(URL_VARIABLE)
     if url:
         yield url
         return
-    if os.environ.get("SPONSORBOT_TEST_POSTGRES") == "debian":
-        debian = DebianPostgres()
-        try:
-            yield debian.start()
-        finally:
-            debian.stop()
-        return
-    # Not under pytest's own temporary folder: as root, the server runs as another user that
-    # needs every folder above its data to be open to it, and each new pytest session closes
-    # /tmp/pytest-of-root again (0700), which would kill a running suite's server.
-    folder = Path(tempfile.mkdtemp(prefix="sponsorbot-test-pg-"))
-    server = EmbeddedPostgres(folder)
+    server = _Server()
     try:
-        yield server.start()
+        yield server.uri
     finally:
-        server.release()
-        shutil.rmtree(folder, ignore_errors=True)
+        server.stop()
 
 
 @pytest.fixture(scope="session")

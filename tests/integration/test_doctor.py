@@ -365,6 +365,7 @@ def cli_env(settings: Settings) -> dict[str, str]:
     )
 
 
+@pytest.mark.slow
 async def test_the_cli_prints_one_line_per_check_and_no_token(install: Install) -> None:
     code, out, err = await cli_doctor(cli_env(install.settings), install.settings.data_dir)
     assert code == 0, out + err
@@ -389,6 +390,7 @@ async def test_the_cli_prints_one_line_per_check_and_no_token(install: Install) 
     assert SECRET not in out + err
 
 
+@pytest.mark.slow
 async def test_the_cli_on_an_unreachable_database_fails_without_a_traceback(
     install: Install,
 ) -> None:

@@ -151,6 +151,7 @@ def test_a_broadcast_goes_to_its_made_up_recipients_once_beside_the_visitors(
     assert "broadcast: 400 made-up recipients;" in done.stdout
 
 
+@pytest.mark.xdist_group("peer-venvs")  # one worker makes ~/.cache/sponsorbot-peer at a time
 def test_the_aiogram_peer_answers_every_visitor_under_the_same_load(tmp_path: Path) -> None:
     from sponsorbot.loadtest.peer import PeerUnavailable, peer_python
 

@@ -10,7 +10,12 @@ import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from tests.kit import simulated_telegram
+
+# Every test runs the command as a process.
+pytestmark = pytest.mark.slow
 
 
 async def verify(url: str, *args: str) -> tuple[int, str, str]:

@@ -13,6 +13,9 @@ import pytest
 from sponsorbot.features.accounts import invitations
 from tests.processes import clean_environ
 
+# Every test runs the command as a process.
+pytestmark = pytest.mark.slow
+
 PANEL = "https://panel.example.com"
 
 

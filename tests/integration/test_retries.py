@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 
 from tests.integration.gatekit import BOT, gate_of, running_gate
 from tests.kit import eventually
@@ -113,6 +114,7 @@ async def test_a_429_in_the_read_phase_waits_as_told_and_spends_no_attempt(
         assert len(gaps) >= 2 and min(gaps) >= 0.95
 
 
+@pytest.mark.slow
 async def test_updates_dead_after_the_retry_time_are_redriven_by_the_command(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sponsorbot.features.stats.hours import day_start, hour_start
+from tests.examples import DEV_DATABASE, examples
 
 ZONES = (
     "UTC",
@@ -73,7 +74,9 @@ async def test_a_tehran_hour_starts_at_half_past_utc(pool: asyncpg.Pool) -> None
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300, dev=DEV_DATABASE),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(st.tuples(moments, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_hours_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[datetime, str]]) -> None:
@@ -86,7 +89,9 @@ async def test_days_agree_around_clock_changes(pool: asyncpg.Pool) -> None:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200, dev=DEV_DATABASE),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(st.tuples(days, st.sampled_from(ZONES)), min_size=1, max_size=50))
 async def test_days_agree_anywhere(pool: asyncpg.Pool, cases: list[tuple[date, str]]) -> None:

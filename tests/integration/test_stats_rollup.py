@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sponsorbot.features.stats.hours import Span, day_start, hour_start
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import drop_old, roll_up
+from tests.examples import DEV_DATABASE, examples
 
 BOTS = """
 INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
@@ -125,7 +126,9 @@ async def _check(pool: asyncpg.Pool, zone: str, span: Span) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40, dev=DEV_DATABASE),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     rows=events,

@@ -23,6 +23,7 @@ from sponsorbot.features.campaigns.rules import (
 )
 from sponsorbot.features.campaigns.service import link_name
 from sponsorbot.features.campaigns.watch import next_status
+from tests.examples import examples
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 DAY = timedelta(hours=24)
@@ -93,7 +94,7 @@ changes = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(changes, st.randoms(use_true_random=False), st.integers(0, 4000))
 def test_any_order_and_any_duplicate_gives_the_same_record(
     seq: list[Join | Leave], rnd: random.Random, now: int
@@ -105,7 +106,7 @@ def test_any_order_and_any_duplicate_gives_the_same_record(
     assert verdict(one, DAY, at(now)) is verdict(other, DAY, at(now))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(0, 10_000), max_size=40))
 def test_the_kept_leaves_are_the_earliest_whatever_the_order(minutes: list[int]) -> None:
     leaves = [Leave(at(m)) for m in minutes]

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsorbot.engine.ratelimit import RateLimiter
+from tests.examples import examples
 
 
 class FakeClock:
@@ -163,7 +164,7 @@ requests_strategy = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     per_bot=st.integers(1, 6),
     per_chat=st.integers(1, 4),
@@ -205,7 +206,7 @@ def test_property_limits_hold_and_waits_are_exact(
     assert lim.tracked_chats() == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     pause_at=st.integers(0, 4 * 256).map(lambda k: k / 256),
     pause_len=st.integers(0, 3 * 256).map(lambda k: k / 256),
@@ -287,7 +288,7 @@ def test_headroom_leaves_slots_for_replies_and_room_counts_them() -> None:
     assert lim.room() == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     per_bot=st.integers(2, 6),
     headroom=st.integers(1, 2),

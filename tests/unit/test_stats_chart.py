@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from sponsorbot.web.panel import i18n, stats_chart
 from sponsorbot.web.panel.stats_chart import SeriesChart
 from sponsorbot.web.panel.web import make_environment
+from tests.examples import examples
 
 ZONE = "Asia/Tehran"
 START = datetime(2026, 3, 20, 20, 30, tzinfo=UTC)  # 00:00 on 21 March (Nowruz) in Tehran
@@ -228,7 +229,7 @@ def coordinates(obj: object) -> Iterator[tuple[str, float]]:
 counts = st.integers(min_value=0, max_value=10**12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     values=st.lists(counts, max_size=400),
     previous=st.none() | st.lists(counts, max_size=420),
@@ -251,7 +252,7 @@ def test_any_series_stays_finite_and_inside_its_view_box(
         assert chart.left <= x <= chart.right_edge and chart.top_edge <= y <= chart.bottom_edge
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     cells=st.dictionaries(st.tuples(st.integers(0, 6), st.integers(0, 23)), counts),
     steps=st.lists(st.tuples(st.just("s"), counts), max_size=8),

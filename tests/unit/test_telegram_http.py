@@ -32,6 +32,7 @@ from sponsorbot.telegram.http import (
     InvalidRequest,
     ResponseTooLarge,
 )
+from tests.examples import examples
 from tests.loopback import served
 
 SECRET = "AAHfakeSecretForTests_0123456789-xy"
@@ -646,7 +647,7 @@ def _parse_in_segments(answer: bytes, cuts: list[int]) -> tuple[Any, bool]:
         loop.close()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     body=st.binary(max_size=300),
     sizes=st.lists(st.integers(min_value=1, max_value=40), max_size=20),
