@@ -200,34 +200,82 @@ async def template_db(pg_uri: str) -> str:
     return TEMPLATE
 
 
+class Databases:
+    """Databases for the tests: each cloned one test ahead, and dropped after, in the background.
+
+    A clone of the migrated template takes the server a few hundred milliseconds of disk work,
+    a fifth of the fast tier's time when each test waited for its own; made while the test
+    before runs, it is usually ready when asked for.
+    """
+
+    def __init__(self, admin: asyncpg.Pool, pg_uri: str, template: str | None) -> None:
+        self._admin = admin
+        self._uri = pg_uri
+        self._clause = f" TEMPLATE {template}" if template else ""
+        self._ahead: asyncio.Task[str] | None = None
+        self._drops: set[asyncio.Task[None]] = set()
+
+    async def take(self) -> str:
+        """A new database's DSN; the next one starts cloning at once."""
+        ready = self._ahead or asyncio.create_task(self._create())
+        self._ahead = asyncio.create_task(self._create())
+        return dsn_for(self._uri, await ready)
+
+    def give_back(self, dsn: str) -> None:
+        """Drop a database taken earlier, without waiting."""
+        name = dsn.partition("?")[0].rsplit("/", 1)[1]
+        task = asyncio.create_task(self._drop(name))
+        self._drops.add(task)
+        task.add_done_callback(self._drops.discard)
+
+    async def close(self) -> None:
+        """Drop the database made ahead and wait for every drop."""
+        if self._ahead is not None:
+            name = await self._ahead
+            self._ahead = None
+            await self._drop(name)
+        await asyncio.gather(*self._drops)
+
+    async def _create(self) -> str:
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        await self._admin.execute(f"CREATE DATABASE {name}{self._clause}")
+        return name
+
+    async def _drop(self, name: str) -> None:
+        await self._admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+async def migrated_databases(pg_uri: str, template_db: str) -> AsyncIterator[Databases]:
+    """The session's source of migrated databases."""
+    admin = await asyncpg.create_pool(pg_uri, min_size=1, max_size=3)
+    databases = Databases(admin, pg_uri, template_db)
+    try:
+        yield databases
+    finally:
+        await databases.close()
+        await admin.close()
+
+
 @pytest.fixture
 async def empty_dsn(pg_uri: str) -> AsyncIterator[str]:
     """A new, empty database (for migration tests)."""
-    async for dsn in _fresh_database(pg_uri, None):
-        yield dsn
-
-
-@pytest.fixture
-async def db_dsn(pg_uri: str, template_db: str) -> AsyncIterator[str]:
-    """A new database with every migration applied."""
-    async for dsn in _fresh_database(pg_uri, template_db):
-        yield dsn
-
-
-async def _fresh_database(pg_uri: str, template: str | None) -> AsyncIterator[str]:
     name = f"t_{uuid.uuid4().hex[:16]}"
     admin = await asyncpg.connect(pg_uri)
     try:
-        clause = f" TEMPLATE {template}" if template else ""
-        await admin.execute(f"CREATE DATABASE {name}{clause}")
-    finally:
-        await admin.close()
-    yield dsn_for(pg_uri, name)
-    admin = await asyncpg.connect(pg_uri)
-    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        yield dsn_for(pg_uri, name)
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     finally:
         await admin.close()
+
+
+@pytest.fixture
+async def db_dsn(migrated_databases: Databases) -> AsyncIterator[str]:
+    """A new database with every migration applied."""
+    dsn = await migrated_databases.take()
+    yield dsn
+    migrated_databases.give_back(dsn)
 
 
 @pytest.fixture
