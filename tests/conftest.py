@@ -95,6 +95,7 @@ class _Server:
             debian = DebianPostgres()
             self.uri = debian.start()
             self._stop = debian.stop
+            _settle(self.uri)
         else:
             # Not under pytest's own temporary folder: as root, the server runs as another user
             # that needs every folder above its data open to it, and each new pytest session
@@ -106,27 +107,37 @@ class _Server:
                 server.release()
                 shutil.rmtree(folder, ignore_errors=True)
 
+            _settle(server.start())
+            # max_connections is read at start only: the second start takes it.
+            server.release()
             self.uri = server.start()
             self._stop = stop
-        _without_durability(self.uri)
 
     def stop(self) -> None:
         """Stop the server and remove its files."""
         self._stop()
 
 
-def _without_durability(uri: str) -> None:
-    """A throwaway server need not survive a crash: no fsync, no waiting for the WAL.
+# Settings of the run's own server. It need not survive a crash: no fsync, no waiting for the
+# WAL (a test that restarts a server has one of its own, tests/debian_pg.py). And parallel
+# workers' slow tests each start several processes with pools of up to 20 connections: the
+# default of 100 ran out in a run on 2 workers, and a refused connection looked like a bug.
+SERVER_SETTINGS = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "400",
+}
 
-    Nothing a test checks depends on the disk: a test that restarts a server uses one of its
-    own (tests/debian_pg.py), and crash safety is PostgreSQL's to prove.
-    """
+
+def _settle(uri: str) -> None:
+    """Write SERVER_SETTINGS into the server's configuration and reload it."""
 
     async def alter() -> None:
         conn = await asyncpg.connect(uri)
         try:
-            for name in ("fsync", "synchronous_commit", "full_page_writes"):
-                await conn.execute(f"ALTER SYSTEM SET {name} = off")
+            for name, value in SERVER_SETTINGS.items():
+                await conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
             await conn.execute("SELECT pg_reload_conf()")
         finally:
             await conn.close()
