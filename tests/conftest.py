@@ -2,7 +2,7 @@
 
 Tiers (docs/testing.md): plain `pytest` runs every test that stays in this process, real
 PostgreSQL included; `slow`, `browser`, `external` and `fuzz` tests run when asked for by
-`-m` (`.ci/run` runs them all). A run with pytest-xdist workers (`-n 2`, the default) shares
+`-m` (`.ci/run` runs them all). A run with pytest-xdist workers (`-n 4`, the default) shares
 one server started by the controller; each worker migrates its own template database, and
 every database test gets its own database cloned from it.
 
@@ -31,6 +31,7 @@ from sponsorbot.db.migrate import migrate
 from sponsorbot.db.pool import connect, create_pool
 from sponsorbot.features.accounts.security import use_password_hasher
 from tests.debian_pg import DebianPostgres
+from tests.examples import DEV
 
 URL_VARIABLE = "SPONSORBOT_TEST_DATABASE_URL"
 # Each xdist worker migrates a template of its own, so no clone waits on another's migration.
@@ -62,7 +63,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 # Hypothesis: few examples while developing, today's full counts in CI's `thorough` pass
 # (tests/examples.py caps the counts a test names itself).
-hypothesis_settings.register_profile("dev", max_examples=25)
+hypothesis_settings.register_profile("dev", max_examples=DEV)
 hypothesis_settings.register_profile("thorough", max_examples=100)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -219,22 +220,20 @@ class Databases:
     before runs, it is usually ready when asked for.
     """
 
-    def __init__(self, admin: asyncpg.Pool, pg_uri: str, template: str | None) -> None:
+    def __init__(self, admin: asyncpg.Pool, template: str) -> None:
         self._admin = admin
-        self._uri = pg_uri
-        self._clause = f" TEMPLATE {template}" if template else ""
+        self._template = template
         self._ahead: asyncio.Task[str] | None = None
         self._drops: set[asyncio.Task[None]] = set()
 
     async def take(self) -> str:
-        """A new database's DSN; the next one starts cloning at once."""
+        """A new database's name; the next one starts cloning at once."""
         ready = self._ahead or asyncio.create_task(self._create())
         self._ahead = asyncio.create_task(self._create())
-        return dsn_for(self._uri, await ready)
+        return await ready
 
-    def give_back(self, dsn: str) -> None:
+    def give_back(self, name: str) -> None:
         """Drop a database taken earlier, without waiting."""
-        name = dsn.partition("?")[0].rsplit("/", 1)[1]
         task = asyncio.create_task(self._drop(name))
         self._drops.add(task)
         task.add_done_callback(self._drops.discard)
@@ -249,7 +248,7 @@ class Databases:
 
     async def _create(self) -> str:
         name = f"t_{uuid.uuid4().hex[:16]}"
-        await self._admin.execute(f"CREATE DATABASE {name}{self._clause}")
+        await self._admin.execute(f"CREATE DATABASE {name} TEMPLATE {self._template}")
         return name
 
     async def _drop(self, name: str) -> None:
@@ -260,7 +259,7 @@ class Databases:
 async def migrated_databases(pg_uri: str, template_db: str) -> AsyncIterator[Databases]:
     """The session's source of migrated databases."""
     admin = await asyncpg.create_pool(pg_uri, min_size=1, max_size=3)
-    databases = Databases(admin, pg_uri, template_db)
+    databases = Databases(admin, template_db)
     try:
         yield databases
     finally:
@@ -282,11 +281,11 @@ async def empty_dsn(pg_uri: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def db_dsn(migrated_databases: Databases) -> AsyncIterator[str]:
+async def db_dsn(pg_uri: str, migrated_databases: Databases) -> AsyncIterator[str]:
     """A new database with every migration applied."""
-    dsn = await migrated_databases.take()
-    yield dsn
-    migrated_databases.give_back(dsn)
+    name = await migrated_databases.take()
+    yield dsn_for(pg_uri, name)
+    migrated_databases.give_back(name)
 
 
 @pytest.fixture

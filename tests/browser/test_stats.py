@@ -37,6 +37,7 @@ import pytest
 from playwright.async_api import Browser, Page, ViewportSize
 
 from sponsorbot.features.stats.hours import Span, local_day
+from sponsorbot.features.stats.rollup import SETTLE
 from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import serve
 from tests.integration.panel_kit import PASSWORD, add_member
@@ -136,9 +137,11 @@ INSERT INTO bots (id, username, token_enc, token_tail, mode, status, webhook_pat
                   webhook_secret_hash)
 VALUES ($1, $2, '', 'xxxx', 'polling', 'paused', $2, '')
 """
-# The roll-up has folded every hour that ended before the last one, in the workspace's zone.
+# The roll-up has folded every hour that ended SETTLE ($1) before the last one, in the
+# workspace's zone.
 CAUGHT_UP = """
-SELECT coalesce(r.done_until >= now() - interval '62 minutes' AND r.zone = w.time_zone, false)
+SELECT coalesce(r.done_until >= now() - $1::interval - interval '1 hour'
+                AND r.zone = w.time_zone, false)
 FROM stats_rollup r, workspace w WHERE r.id = 1 AND w.id = 1
 """
 CHANNEL = """
@@ -489,7 +492,7 @@ async def month_in_browser(
         # The pages are read once the roll-up has caught up: a figure read while a day is
         # being folded can count some of its hours twice (seen: 581 links opened against
         # 562), which is the statistics' own problem to solve, not these tests'.
-        await eventually(lambda: pool.fetchval(CAUGHT_UP), timeout=90)
+        await eventually(lambda: pool.fetchval(CAUGHT_UP, SETTLE), timeout=90)
         email = await add_member(pool, "owner", "sara@example.com")
         context = await chromium.new_context(viewport=viewport)
         try:
