@@ -57,14 +57,25 @@ class Leases:
         await self.pool.execute(RELEASE, name, self.owner)
 
     @contextlib.asynccontextmanager
-    async def kept(self, name: str, lost: asyncio.Event) -> AsyncIterator[None]:
-        """Renew a held lease every third of its duration; set `lost` if renewal fails."""
+    async def kept(
+        self,
+        name: str,
+        lost: asyncio.Event,
+        duration_s: float | None = None,
+        release: bool = True,
+    ) -> AsyncIterator[None]:
+        """Renew a held lease every third of its duration; set `lost` if renewal fails.
+
+        `duration_s` is the lease's duration (the default one if None), as taken with `acquire`.
+        On the way out the lease is released, or with `release=False` left to run out on its own.
+        """
+        duration = duration_s or self.duration_s
 
         async def renew() -> None:
             while not lost.is_set():
-                await asyncio.sleep(self.duration_s / 3)
+                await asyncio.sleep(duration / 3)
                 try:
-                    ok = await self.acquire(name)
+                    ok = await self.acquire(name, duration)
                 except DB_ERRORS as exc:
                     log.warning("renewing lease %s failed: %s", name, exc)
                     ok = await self._holds_quietly(name)
@@ -83,8 +94,9 @@ class Leases:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            with contextlib.suppress(*DB_ERRORS):
-                await self.release(name)
+            if release:
+                with contextlib.suppress(*DB_ERRORS):
+                    await self.release(name)
 
     async def _holds_quietly(self, name: str) -> bool:
         try:

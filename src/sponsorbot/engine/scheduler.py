@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 
 JobFn = Callable[[asyncpg.Pool], Awaitable[None]]
 
+# A job's lease lasts 0.9 of its interval, but never less than this: renewed every third of
+# it, a shorter lease would be lost to one slow round trip to the database.
+MIN_LEASE_S = 1.0
+
 
 @dataclass
 class _Job:
@@ -27,7 +31,13 @@ class _Job:
 
 class Scheduler:
     """Runs registered jobs every interval; the `job:<name>` lease lasts the interval, so
-    whichever worker takes it runs the job and the others skip that round."""
+    whichever worker takes it runs the job and the others skip that round.
+
+    The lease is renewed while the job runs, so a run longer than its interval is not started
+    again elsewhere meanwhile. A job whose lease is lost all the same (the database out of
+    reach longer than the lease) is not cancelled, only logged: a job must do no harm if it
+    ever overlaps with another run of itself.
+    """
 
     def __init__(self, pool: asyncpg.Pool, leases: Leases) -> None:
         self.pool = pool
@@ -36,7 +46,10 @@ class Scheduler:
         self.runs: dict[str, int] = {}
 
     def register(self, name: str, every_s: float, fn: JobFn) -> None:
-        """Run `fn(pool)` about every `every_s` seconds somewhere in the cluster."""
+        """Run `fn(pool)` about every `every_s` seconds somewhere in the cluster.
+
+        `fn` must be harmless should two runs ever overlap (see the class's docstring).
+        """
         self._jobs.append(_Job(name, every_s, fn))
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -54,10 +67,20 @@ class Scheduler:
                 pass
 
     async def _run_job(self, job: _Job) -> None:
+        name = f"job:{job.name}"
+        duration_s = max(job.every_s * 0.9, MIN_LEASE_S)
         try:
-            if not await self.leases.acquire(f"job:{job.name}", job.every_s * 0.9):
+            if not await self.leases.acquire(name, duration_s):
                 return
-            await job.fn(self.pool)
+            lost = asyncio.Event()
+            # Not released after the run: it runs out near the interval's end (or, after a long
+            # run, up to a lease's duration later), so no other worker runs the job again at once.
+            async with self.leases.kept(name, lost, duration_s, release=False):
+                await job.fn(self.pool)
+            if lost.is_set():
+                log.warning(
+                    "periodic job %s ran on without its lease: it may have overlapped", job.name
+                )
             self.runs[job.name] = self.runs.get(job.name, 0) + 1
         except Exception:
             log.exception("periodic job %s failed", job.name)
