@@ -46,6 +46,11 @@ class Shop:
         user = await self.tg.sim.create_user("Ada", language_code=language)
         return int(user["id"])
 
+    async def own_channel(self, user: int) -> None:
+        """Make the person an administrator of the shop's channel: only those who run a
+        channel may book a gate slot for it."""
+        await self.tg.sim.make_admin(self.channel["id"], user)
+
     async def messages(self, user: int) -> list[dict[str, Any]]:
         chat = await self.tg.sim.read_chat(user, BOT)
         return [m for m in chat if m["from"] == "bot" and not m["deleted"]]
@@ -100,16 +105,31 @@ class Shop:
         await eventually(there, timeout=timeout, every=0.1)
         return await self.features.shop.order(order_id)
 
-    async def book(self, user: int, product_title: str, material: str) -> dict[str, Any]:
-        """The whole dialogue: /advertise, the product, the material, submit."""
+    async def offer(
+        self,
+        user: int,
+        product_title: str,
+        material: str,
+        check: Callable[[dict[str, Any]], bool] = lambda _: True,
+    ) -> dict[str, Any]:
+        """/advertise, the product and the material: the bot's answer that passes `check` (the
+        summary, or why the material cannot be used)."""
+        # Each step waits for a message after the last, or an earlier menu would be pressed.
+        before = len(await self.messages(user))
         await self.say(user, "/advertise")
-        menu = await self.wait_for(user, lambda m: product_title in (m.get("text") or ""))
+        menu = await self.next_message(
+            user, before, lambda m: product_title in (m.get("text") or "")
+        )
         before = len(await self.messages(user))
         await self.press(user, menu, product_title)
         await self.next_message(user, before)
         before = len(await self.messages(user))
         await self.say(user, material)
-        summary = await self.next_message(user, before, is_summary)
+        return await self.next_message(user, before, check)
+
+    async def book(self, user: int, product_title: str, material: str) -> dict[str, Any]:
+        """The whole dialogue: /advertise, the product, the material, submit."""
+        summary = await self.offer(user, product_title, material, is_summary)
         before = len(await self.messages(user))
         await self.press(user, summary, "✅")
         await self.next_message(user, before)

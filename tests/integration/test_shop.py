@@ -17,7 +17,7 @@ from sponsorbot.features.errors import Conflict, Invalid
 from sponsorbot.features.shop.rules import trx_to_ask
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from tests.integration.broadcastkit import add_people
-from tests.integration.shopkit import BOT, shop
+from tests.integration.shopkit import BOT, is_summary, shop
 from tests.kit import eventually
 
 
@@ -31,6 +31,7 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
 ) -> None:
     async with shop(pool, db_dsn, tmp_path) as s:
         ada = await s.advertiser()
+        await s.own_channel(ada)
         order = await s.book(ada, "Gate slot", "@adachannel")
         assert order["state"] == "submitted"
         assert order["material"]["title"] == "Ada's channel"
@@ -99,6 +100,39 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         done = await s.state_of(order["id"], "completed")
         assert done["report"] == {"joins": 0}
         await s.wait_for(ada, text_has("0 people joined your channel"))
+
+
+async def test_a_gate_slot_is_only_for_a_channel_the_advertiser_runs_and_the_bot_does_not_use(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        bot_id = s.bot["id"]
+        ada = await s.advertiser()
+        # A channel the bot administers but Ada does not run: refused, its title not shown.
+        refused = await s.offer(ada, "Gate slot", "@adachannel")
+        assert "only the creator or an administrator" in refused["text"]
+        assert "Ada's channel" not in refused["text"] and not is_summary(refused)
+        # Her own channel, before she made the bot an administrator: what to do, no title.
+        await s.tg.sim.create_channel("Ada's films", username="adafilms", owner_id=ada)
+        unmanaged = await s.offer(ada, "Gate slot", "@adafilms")
+        assert "make this bot an administrator" in unmanaged["text"]
+        assert "Ada's films" not in unmanaged["text"]
+
+        # The bot's storage chat and its gate channel, even though Ada is an administrator there.
+        owner = await s.tg.sim.create_user("Owner")
+        storage = await s.tg.sim.create_channel("Files", private=True, owner_id=owner["id"])
+        gate = await s.tg.sim.create_channel("News", username="ownernews", owner_id=owner["id"])
+        for chat in (storage, gate):
+            await s.tg.sim.make_admin(chat["id"], bot_id)
+            await s.tg.sim.make_admin(chat["id"], ada)
+        await s.features.bot_settings.set_storage_chat(bot_id, storage["id"])
+        await s.features.channels.add(bot_id, "@ownernews")
+        await s.features.bot_settings.set_gate(bot_id, [(gate["id"], False)])
+        files = await s.offer(ada, "Gate slot", str(storage["id"]))
+        assert "where the bot keeps its files" in files["text"]
+        in_gate = await s.offer(ada, "Gate slot", "@ownernews")
+        assert "already in the bot's gate" in in_gate["text"]
+        assert await pool.fetchval("SELECT count(*) FROM shop_orders") == 0
 
 
 async def test_a_hash_pays_one_order_once_and_the_wrong_ones_are_explained(
@@ -232,6 +266,21 @@ async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_
         ended = await s.state_of(banner["id"], "completed")
         assert ended["report"] == {"shown": 1}
         await s.wait_for(ada, text_has("your banner was shown 1 times"))
+
+
+async def test_a_long_post_is_shortened_in_its_summary_as_text_and_can_be_submitted(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        await s.features.shop.create_product(s.bot["id"], ProductDraft("broadcast", "Post", "20"))
+        ada = await s.advertiser()
+        text = "a" * 295 + " <b>bold</b> & <i>more</i>" * 20
+        summary = await s.offer(ada, "Post", text, is_summary)
+        # The summary shows the first 300 characters as typed, tags and all, then "…".
+        assert f"📝 {text[:300]}…" in summary["text"]
+        await s.press(ada, summary, "✅")
+        order = await s.state_of((await s.order_of(ada))["id"], "submitted")
+        assert order["material"]["post"]["text"].startswith("a" * 295 + " &lt;b&gt;bold")
 
 
 async def test_a_trongrid_outage_is_retried_and_the_order_waits(

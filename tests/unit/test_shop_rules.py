@@ -1,5 +1,5 @@
 """The shop's pure rules: prices, TRX amounts at a locked rate, part payments, reminders,
-order moves, and what the dialogue takes as material and as a hash."""
+order moves, and what the dialogue takes as material, shows in its summary and takes as a hash."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sponsorbot.features.broadcasts.post import check_url
 from sponsorbot.features.errors import Invalid
-from sponsorbot.features.shop.dialogue import HASHY, Unusable, banner_of, post_of
+from sponsorbot.features.shop.dialogue import (
+    HASHY,
+    Unusable,
+    advertiser_url,
+    banner_of,
+    describe,
+    post_of,
+)
 from sponsorbot.features.shop.rules import (
     MOVES,
     STATES,
@@ -24,6 +32,7 @@ from sponsorbot.features.shop.rules import (
     trx_in_usdt,
     trx_to_ask,
 )
+from sponsorbot.telegram.html import check_message_text
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 prices = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal("999999"), places=6)
@@ -147,6 +156,43 @@ def test_a_banner_is_a_line_of_text_and_a_link() -> None:
     for bad in ("only text", "a\nb\nc", "Visit\nnot a link"):
         with pytest.raises((Unusable, Invalid)):
             banner_of({"text": bad})
+
+
+def test_an_advertisers_links_are_https_or_tg_resolve_and_nothing_else() -> None:
+    for good in ("https://shop.example/a?b=1", "HTTPS://Shop.example", "tg://resolve?domain=ada"):
+        assert advertiser_url(f" {good} ") == good
+    for bad in (
+        "http://shop.example",
+        "tg://proxy?server=p.example&port=443&secret=ee00",
+        "tg://socks?server=p.example&port=1080",
+        "tg://resolve",
+        "tg://resolve/x?domain=ada",
+        "https://",
+        "https://[::1",
+        "https://shop.example/a b",
+        "javascript:alert(1)",
+        "ftp://shop.example",
+    ):
+        with pytest.raises(Unusable):
+            advertiser_url(bad)
+    # A banner's link and a post's button lines are checked so; the owner's own posts are not.
+    with pytest.raises(Unusable):
+        banner_of({"text": "Visit us\nhttp://shop.example"})
+    with pytest.raises(Unusable):
+        post_of({"text": "Sale\nFaster - tg://proxy?server=p.example&port=443&secret=ee00"})
+    assert check_url("http://shop.example") == "http://shop.example"
+
+
+def test_a_long_posts_summary_is_cut_in_its_text_and_telegram_can_parse_it() -> None:
+    text = "a" * 295 + " bold, <b> & more" * 20
+    bold = {"type": "bold", "offset": 295, "length": len(text) - 295}
+    post = post_of({"text": text, "entities": [bold]})
+    assert post.text.startswith("a" * 295 + "<b> bold, &lt;b&gt;")
+    summary = describe("broadcast", {"post": post.as_json()})
+    # Cut in the HTML, at 300 characters, this was an unclosed <b> Telegram refuses.
+    assert check_message_text(summary).text == f"📝 {text[:300]}…"
+    short = describe("broadcast", {"post": post_of({"text": "<i>Hi</i> & bye"}).as_json()})
+    assert short == "📝 &lt;i&gt;Hi&lt;/i&gt; &amp; bye"
 
 
 def test_what_looks_like_a_hash_is_taken_as_one_and_words_are_not() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 
@@ -18,8 +19,8 @@ from sponsorbot.engine.filters import ChatType, Command, State, command_of, from
 from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.botconfig import ConfigCache
-from sponsorbot.features.broadcasts.post import Button, Post, build, check_url
-from sponsorbot.features.channels.service import inspect, parse_ref, refusal
+from sponsorbot.features.broadcasts.post import Button, Post, build
+from sponsorbot.features.channels.service import REQUIRED_RIGHT, inspect, parse_ref, refusal
 from sponsorbot.features.content.uploads import forwarded_chat
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.people import seen
@@ -28,8 +29,9 @@ from sponsorbot.features.shop.buttons import AdCancel, AdMenu, AdProduct, AdSubm
 from sponsorbot.features.shop.rules import PAYABLE, show
 from sponsorbot.features.shop.service import enqueue, log_step
 from sponsorbot.features.texts import escape, language_of, render
-from sponsorbot.telegram import TelegramError
+from sponsorbot.telegram import Bot, TelegramError
 from sponsorbot.telegram.entities import to_html
+from sponsorbot.telegram.html import parse_html
 from sponsorbot.tron.networks import HashError, parse_hash
 
 MATERIAL = "shop:material"
@@ -42,6 +44,10 @@ BUTTON_LINE = re.compile(r"^(?P<text>.{1,64}?)\s+[-|–]\s+(?P<url>(https?|tg):/
 # Text that looks like an attempt at a hash: long hex, or a TronScan link.
 HASHY = re.compile(r"(?i)^(0x)?[0-9a-f]{30,100}$|tronscan|/transaction/")
 MAX_BANNER = 200
+# How much of a post the summary shows, in characters the advertiser sees.
+MAX_SHOWN = 300
+# Who may book a gate slot for a chat: the people who run it.
+RUNS_CHAT = ("creator", "administrator")
 
 
 class Unusable(Exception):
@@ -74,7 +80,7 @@ def post_of(message: dict[str, Any]) -> Post:
     lines = raw.rstrip().split("\n")
     buttons: list[tuple[Button, ...]] = []
     while lines and (match := BUTTON_LINE.match(lines[-1].strip())):
-        buttons.insert(0, (Button(match["text"].strip(), check_url(match["url"])),))
+        buttons.insert(0, (Button(match["text"].strip(), advertiser_url(match["url"])),))
         lines.pop()
     kept = "\n".join(lines).rstrip()
     # Formatting of the button lines goes with them; what stays keeps its offsets.
@@ -102,7 +108,28 @@ def banner_of(message: dict[str, Any]) -> dict[str, str]:
         raise Unusable("send two lines: the banner's text, then its link")
     if len(lines[0]) > MAX_BANNER:
         raise Unusable(f"the text is longer than {MAX_BANNER} characters")
-    return {"text": lines[0], "url": check_url(lines[1])}
+    return {"text": lines[0], "url": advertiser_url(lines[1])}
+
+
+def advertiser_url(url: str) -> str:
+    """An advertiser's link, or Unusable: https:// with a host, or tg://resolve?... (a user, bot
+    or channel). Stricter than the owner's check_url: other tg:// links act inside the reader's
+    app (tg://proxy, tg://socks change how it connects), and http:// can be altered on the way."""
+    url = url.strip()
+    refused = Unusable(f"the link {url!r} must start with https:// (or be a tg://resolve?... link)")
+    if any(char.isspace() for char in url):
+        raise refused  # Telegram refuses such a button, and with it the message it is on
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # a malformed host, such as an unclosed [IPv6 address
+        raise refused from None
+    scheme = parts.scheme.lower()
+    if scheme == "https" and host:
+        return url
+    if scheme == "tg" and parts.netloc.lower() == "resolve" and not parts.path and parts.query:
+        return url
+    raise refused
 
 
 def describe(kind: str, material: dict[str, Any]) -> str:
@@ -113,10 +140,25 @@ def describe(kind: str, material: dict[str, Any]) -> str:
     if kind == "banner":
         return f"📝 {escape(material['text'])}\n🔗 {escape(material['url'])}"
     post = material["post"]
-    text = post["text"] if len(post["text"]) <= 300 else post["text"][:300] + "…"
+    # Cut what the reader sees, not the HTML: a cut inside a tag makes Telegram refuse the
+    # whole summary, and with it the Submit button.
+    shown = parse_html(post["text"]).text
+    text = escape(shown[:MAX_SHOWN]) + ("…" if len(shown) > MAX_SHOWN else "")
     extra = f"\n📎 {post['media_kind']}" if post.get("media_kind") else ""
     buttons = "".join(f"\n🔘 {escape(b['text'])}" for row in post["buttons"] for b in row)
     return f"📝 {text}{extra}{buttons}"
+
+
+async def _status(telegram: Bot, chat_id: int, user_id: int) -> str | None:
+    """The person's status in the chat, or None when Telegram will not say (in a channel only
+    its administrators may ask about others)."""
+    try:
+        member = await telegram.get_chat_member(chat_id, user_id)
+    except TelegramError as exc:
+        if exc.is_transient:
+            raise
+        return None
+    return str(member.get("status"))
 
 
 class Dialogue:
@@ -309,6 +351,22 @@ class Dialogue:
             if exc.is_transient:
                 raise
             raise Unusable(exc.description) from None
+        # Only the people who run a chat may book it, and the rest must not learn its title:
+        # so this comes before anything that names the chat.
+        status = await _status(ctx.telegram, check.chat_id, int(message["from"]["id"]))
+        if status not in RUNS_CHAT:
+            if status is None and "administrator" in check.missing:
+                raise Unusable(
+                    f"make this bot an administrator of your channel with the right "
+                    f"{REQUIRED_RIGHT} first, then send the channel again"
+                )
+            raise Unusable("only the creator or an administrator of a channel can book it")
+        config = await self.config.get(ctx.bot.id)
+        if check.chat_id == config.storage_chat_id:
+            raise Unusable("this chat is where the bot keeps its files; it cannot be advertised")
+        # A slot for a channel the gate already shows would add nothing the visitor sees.
+        if any(channel.chat_id == check.chat_id for channel in config.gate):
+            raise Unusable("this channel is already in the bot's gate")
         if check.missing:
             raise Unusable(refusal(check.title, check.missing))
         return {"chat_id": check.chat_id, "title": check.title, "username": check.username}
