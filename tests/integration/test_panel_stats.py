@@ -3,6 +3,8 @@ bars, over a real database, in a half-hour zone."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -117,6 +119,28 @@ async def test_every_table_exports_as_csv(panel: PanelApp, pool: asyncpg.Pool) -
         assert f"stats-{table}-" in got.headers["content-disposition"]
     summary = (await http.get("/stats.csv?range=30d&table=summary")).text
     assert "\nstarted," in summary.replace("\r\n", "\n")
+
+
+async def test_a_channel_title_that_reads_as_a_formula_is_exported_as_text(
+    panel: PanelApp, pool: asyncpg.Pool
+) -> None:
+    await _tehran(panel)
+    title = '=HYPERLINK("https://evil.example","Open")'
+    await pool.execute(
+        "INSERT INTO channels (bot_id, chat_id, title, chat_type) VALUES (7, -1001, $1, 'channel')",
+        title,
+    )
+    await pool.execute(
+        "INSERT INTO events (bot_id, at, kind, user_id, chat_id)"
+        " VALUES (7, $1, 'joined', 100, -1001)",
+        panel.clock() - timedelta(days=2),
+    )
+    http = client(panel.app)
+    await sign_in(http, await add_member(pool, "analyst"))
+    got = await http.get("/stats.csv?range=30d&table=channels")
+    rows = list(csv.reader(io.StringIO(got.text.removeprefix("\ufeff"))))
+    assert rows[0][:3] == ["bot_id", "chat_id", "title"]
+    assert [r[:4] for r in rows[1:]] == [["7", "-1001", "'" + title, "0"]]
 
 
 async def test_the_owner_api_gives_the_same_figures(panel: PanelApp, pool: asyncpg.Pool) -> None:

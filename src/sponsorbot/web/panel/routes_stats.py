@@ -41,6 +41,8 @@ NAMES = {
 }
 RANGE_NAMES = {"today": N_("Today"), "7d": N_("7 days"), "30d": N_("30 days")}
 TABLES = ("summary", "series", "heatmap", "content", "channels", "campaigns")
+# What makes a spreadsheet read a cell as a formula (CSV injection): such text gets a leading '.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _date(raw: str | None) -> date | None:
@@ -146,7 +148,7 @@ async def stats_csv(request: Request, viewer: View) -> Response:
     buffer = io.StringIO()
     out = csv.writer(buffer)
     for row in csv_rows(report, table):
-        out.writerow(row)
+        out.writerow([csv_cell(value) for value in row])
     span: Span = choices["span"]
     filename = f"stats-{table}-{span.first.isoformat()}-{span.last.isoformat()}.csv"
     return Response(
@@ -187,6 +189,14 @@ def csv_rows(report: Overview, table: str) -> list[list[Any]]:
         [c["id"], c["name"], c["chat_title"], c["status"], *(c[k] for k in figures)]
         for c in report.campaigns
     ]
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell as written: text a spreadsheet would run as a formula (a channel's title or a
+    campaign's name, chosen by others) gets a leading ' so it stays text; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _change(change: float | None) -> dict[str, str | None]:
