@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=1, le=65535)
     secret_key: SecretStr | None = None
     tron_network: TronNetwork = TronNetwork.MAINNET
+    # Whether a shop may be set to Nile or Shasta: their coins are free from faucets, so a
+    # shop on one would start real ads for test money (review M3). Off unless trying the shop.
+    allow_testnet: bool = False
     trongrid_url: str | None = None
     trongrid_api_key: SecretStr | None = None
     price_coingecko_url: str = "https://api.coingecko.com"

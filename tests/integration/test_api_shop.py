@@ -4,6 +4,7 @@ and their moves, a hash added for an advertiser; bad input is a clear 4xx and ch
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -123,3 +124,87 @@ async def test_an_editor_reads_the_shop_but_cannot_change_it(
         product = {"kind": "banner", "title": "B", "price_usdt": "1", "days": 1}
         refused = await api.http.post(f"{base}/products", json=product, headers=editor)
         assert refused.status_code == 403
+
+
+async def api_audit(pool: asyncpg.Pool) -> list[dict[str, Any]]:
+    rows = await pool.fetch(
+        "SELECT actor, kind, target, before, after FROM audit_log"
+        " WHERE actor LIKE 'api:%' ORDER BY id"
+    )
+    return [dict(r) for r in rows]
+
+
+async def test_where_the_money_goes_takes_an_owner_token_and_every_change_is_audited(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """M3: an admin token changes the shop's other settings, not its address, network or
+    coins; every change made through the API is in the audit log as `api:<token name>`, and a
+    refused call is not."""
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api, "shop_audit_bot")
+        base = f"/api/v1/bots/{bot['id']}/shop"
+        settings = {"enabled": True, "address": ADDRESS, "accept_trx": False}
+        assert (await api.http.put(base, json=settings)).status_code == 200
+        made = await api.http.post(
+            f"{base}/products", json={"kind": "banner", "title": "B", "price_usdt": "5", "days": 3}
+        )
+        assert made.status_code == 201
+        product_id = made.json()["id"]
+        minted = await api.http.post("/api/v1/tokens", json={"name": "ci-admin", "role": "admin"})
+        admin = {"Authorization": f"Bearer {minted.json()['token']}"}
+        assert (await api.http.get("/api/v1/me", headers=admin)).json()["role"] == "admin"
+        written = await api_audit(pool)
+
+        # Refused calls leave nothing: bad input, a wrong role, no token at all.
+        zero = {"kind": "banner", "title": "B", "price_usdt": "0", "days": 3}
+        assert (await api.http.post(f"{base}/products", json=zero)).status_code == 422
+        other = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+        for change in ({"address": other}, {"accept_usdt": False, "accept_trx": True}):
+            refused = await api.http.put(base, json={**settings, **change}, headers=admin)
+            assert refused.status_code == 403 and "owner" in refused.json()["error"]
+        testnet = await api.http.put(base, json={**settings, "network": "nile"})
+        assert testnet.status_code == 422 and testnet.json()["code"] == "shop_network"
+        anonymous = await api.http.delete(
+            f"{base}/products/{product_id}", headers={"Authorization": ""}
+        )
+        assert anonymous.status_code == 401
+        assert await api_audit(pool) == written
+        stored = (await api.http.get(base)).json()
+        assert stored["address"] == ADDRESS and stored["network"] == "mainnet"
+
+        # The admin's token saves what is not money, sending the rest unchanged.
+        kept = await api.http.put(base, json={**settings, "pay_within_h": 48}, headers=admin)
+        assert kept.status_code == 200 and kept.json()["pay_within_h"] == 48
+        moved = await api.http.put(base, json={**settings, "address": other})
+        assert moved.status_code == 200 and moved.json()["address"] == other
+        gone = await api.http.delete(f"{base}/products/{product_id}", headers=admin)
+        assert gone.status_code == 204
+
+    entries = await api_audit(pool)
+    shop = [(e["actor"], e["kind"], e["target"]) for e in entries if e["target"] != "/api/v1/bots"]
+    assert shop == [
+        ("api:test", "shop.money_changed", "@shop_audit_bot"),
+        ("api:test", "api.put_shop", base),
+        ("api:test", "api.create_product", f"{base}/products"),
+        ("api:test", "api.create_token", "/api/v1/tokens"),
+        ("api:ci-admin", "api.put_shop", base),
+        ("api:test", "shop.money_changed", "@shop_audit_bot"),
+        ("api:test", "api.put_shop", base),
+        ("api:ci-admin", "api.delete_product", f"{base}/products/{product_id}"),
+    ]
+    created = next(e for e in entries if e["kind"] == "api.create_product")
+    assert created["after"] == {
+        "method": "POST",
+        "route": "/bots/{bot_id}/shop/products",
+        "status": 201,
+    }
+    money = [e for e in entries if e["kind"] == "shop.money_changed"]
+    assert money[0]["before"]["address_tail"] is None
+    assert money[0]["after"] == {
+        "network": "mainnet",
+        "address_tail": ADDRESS[-6:],
+        "accept_usdt": True,
+        "accept_trx": False,
+    }
+    assert money[1]["before"]["address_tail"] == ADDRESS[-6:]
+    assert money[1]["after"]["address_tail"] == other[-6:]

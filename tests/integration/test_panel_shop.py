@@ -2,7 +2,9 @@
 TronGrid and the price sources): the settings with their errors beside the fields and the
 TronGrid key shown only by its last 4, products, orders made in the database listed and shown,
 reject / approve / hashes / mark paid with the advertiser's messages and the audit log, price
-sources down, roles, and the Persian page."""
+sources down, roles, and the Persian page. Where the money goes is the owner's, confirmed with a
+password or code, announced on the dashboard; test networks need their setting; a TronGrid key
+that can no longer be decrypted is said, not a 500, and can be replaced."""
 
 from __future__ import annotations
 
@@ -15,17 +17,22 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pyotp
+import pytest
 from fastapi import FastAPI
 
 from sponsorbot.db.database import Database
+from sponsorbot.engine.token_box import TokenBox
+from sponsorbot.features.accounts.api_tokens import TokenService
 from sponsorbot.features.accounts.users import LockoutPolicy
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
+from sponsorbot.features.errors import Invalid
 from sponsorbot.features.shop.service import ShopConfig
 from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
-from tests.integration.panel_kit import add_member, client, csrf_of, sign_in
+from tests.integration.panel_kit import PASSWORD, add_member, client, csrf_of, sign_in
 from tests.kit import Telegram, eventually, make_settings, running_engine, simulated_telegram
 
 BOT = "shop_panel_bot"
@@ -91,7 +98,9 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def panel_env(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterator[Env]:
+async def panel_env(
+    pool: asyncpg.Pool, dsn: str, tmp_path: Path, **settings: Any
+) -> AsyncIterator[Env]:
     async with simulated_telegram() as tg:
         sim_bot = await tg.sim.create_bot(BOT)
         urls = {
@@ -100,7 +109,7 @@ async def panel_env(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterat
             "price_kraken_url": tg.url,
             "price_binance_url": tg.url,
         }
-        config = make_settings(dsn, tg.url, tmp_path, **urls)
+        config = make_settings(dsn, tg.url, tmp_path, **urls, **settings)
         async with running_engine(config, pool, dsn) as run:
             features = install(run.engine, options=FAST)
             panel = PanelConfig(lockout=LockoutPolicy(delay_step_s=0.0, max_delay_s=0.0))
@@ -133,6 +142,7 @@ def settings_form(env: Env, **fields: str) -> dict[str, str]:
         "accept_trx": "on",
         "api_key": "",
         "pay_within_h": "24",
+        "confirm": PASSWORD,  # only asked for when the address, network or coins change
     }
     values.update(fields)
     return {k: v for k, v in values.items() if v is not None}
@@ -561,3 +571,224 @@ async def test_the_order_page_in_persian(pool: asyncpg.Pool, db_dsn: str, tmp_pa
             f"/bots/{env.bot['id']}/shop/products",
         ):
             assert (await http.get(path)).status_code == 200, path
+
+
+def as_a_browser_sends(page: httpx.Response) -> dict[str, str]:
+    """The settings form as a browser would send it unchanged: enabled fields and hidden ones
+    (a disabled field is not sent)."""
+    sent: dict[str, str] = {}
+    for tag in re.findall(r"<input [^>]*>", page.text):
+        name = re.search(r'name="([^"]+)"', tag)
+        if name is None or " disabled" in tag:
+            continue
+        if 'type="checkbox"' in tag and "checked" not in tag:
+            continue
+        value = re.search(r'value="([^"]*)"', tag)
+        sent[name[1]] = value[1] if value else ""
+    selected = re.search(
+        r'<select id="f-network" name="network"(?![^>]* disabled)[^>]*>.*?'
+        r'<option value="(\w+)" selected',
+        page.text,
+        re.DOTALL,
+    )
+    if selected:
+        sent["network"] = selected[1]
+    return sent
+
+
+async def test_where_the_money_goes_is_the_owners_with_a_password_and_the_dashboard_says_so(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """M3: an admin saves the other settings but not the address, network or coins; the owner
+    changes them with their password or a current code; each change is audited by the
+    address's tail and listed on the dashboard for a week."""
+    async with panel_env(pool, db_dsn, tmp_path) as env:
+        await open_shop(env)
+        base = f"/bots/{env.bot['id']}/shop"
+        other = (await env.tg.sim.tron_create_wallet())["address"]
+        async with client(env.app) as admin:
+            await signed_in(env, admin, "admin")
+            page = await admin.get(base)
+            assert 'id="owner-only"' in page.text and 'name="confirm"' not in page.text
+            assert re.search(r'<input id="f-address" name="address"[^>]* disabled>', page.text)
+            form = as_a_browser_sends(page)
+            assert form["address"] == env.shop_wallet and form["network"] == "mainnet"
+            saved = await admin.post(base, data={**form, "pay_within_h": "48"})
+            assert saved.status_code == 303, errors_of(saved)
+            assert (await env.features.shop.settings(env.bot["id"]))["pay_within_h"] == 48
+            for change in ({"address": other}, {"accept_trx": ""}, {"network": "nile"}):
+                refused = await admin.post(base, data={**form, **change})
+                assert refused.status_code == 403, change
+                assert "Only the owner can change the shop&#39;s address" in refused.text
+            dashboard = await admin.get("/")
+            assert 'id="money-changes"' not in dashboard.text
+        stored = await env.features.shop.settings(env.bot["id"])
+        assert stored["address"] == env.shop_wallet and stored["accept_trx"] is True
+
+        async with client(env.app) as owner:
+            csrf = await signed_in(env, owner)
+            assert 'name="confirm"' in (await owner.get(base)).text
+            new = settings_form(env, address=other, pay_within_h="48")
+            typo = {**new, "address": mistyped(other), "confirm": ""}
+            said = errors_of(await owner.post(base, data={"csrf": csrf, **typo}))
+            assert "checksum does not match" in said["address"] and "confirm" not in said
+            for confirm in ("", "not my password"):
+                answer = await owner.post(base, data={"csrf": csrf, **new, "confirm": confirm})
+                assert answer.status_code == 400
+                assert "Enter your password or a current code" in errors_of(answer)["confirm"]
+                assert "not my password" not in answer.text
+            assert (await env.features.shop.settings(env.bot["id"]))["address"] == env.shop_wallet
+            moved = await owner.post(base, data={"csrf": csrf, **new})
+            assert moved.status_code == 303
+            assert (await env.features.shop.settings(env.bot["id"]))["address"] == other
+            # With two-step sign-in on, a current code from the app does as well.
+            secret = pyotp.random_base32()
+            await pool.execute("UPDATE users SET totp_secret = $1 WHERE role = 'owner'", secret)
+            code = pyotp.TOTP(secret).now()
+            coins = {**new, "accept_trx": "", "confirm": code}
+            assert (await owner.post(base, data={"csrf": csrf, **coins})).status_code == 303
+
+            dashboard = await owner.get("/")
+            assert 'id="money-changes"' in dashboard.text
+            assert f"…{env.shop_wallet[-6:]} → …{other[-6:]}" in dashboard.text
+            assert "USDT and TRX → USDT only" in dashboard.text
+            assert "by Owner &lt;owner@example.com&gt;" in dashboard.text
+            switched = await owner.post("/language", data={"csrf": csrf, "language": "fa"})
+            assert switched.status_code == 303
+            persian = await owner.get("/")
+            assert "نشانی، شبکه یا ارزهای یک فروشگاه در ۷ روز گذشته تغییر کرده است" in persian.text
+            # A week later the dashboard no longer says it (the audit log still does).
+            await pool.execute("UPDATE audit_log SET at = at - interval '8 days'")
+            assert 'id="money-changes"' not in (await owner.get("/")).text
+    changes = await pool.fetch(
+        "SELECT actor, target, before, after FROM audit_log"
+        " WHERE kind = 'shop.money_changed' ORDER BY id"
+    )
+    assert [(c["before"], c["after"]) for c in changes] == [
+        (
+            {
+                "network": "mainnet",
+                "address_tail": env.shop_wallet[-6:],
+                "accept_usdt": True,
+                "accept_trx": True,
+            },
+            {
+                "network": "mainnet",
+                "address_tail": other[-6:],
+                "accept_usdt": True,
+                "accept_trx": True,
+            },
+        ),
+        (
+            {
+                "network": "mainnet",
+                "address_tail": other[-6:],
+                "accept_usdt": True,
+                "accept_trx": True,
+            },
+            {
+                "network": "mainnet",
+                "address_tail": other[-6:],
+                "accept_usdt": True,
+                "accept_trx": False,
+            },
+        ),
+    ]
+    assert {c["actor"] for c in changes} == {"Owner <owner@example.com>"}
+    assert {c["target"] for c in changes} == {f"@{BOT}"}
+    # The admin's pay window was saved and audited; their refused attempts changed nothing.
+    admin_rows = await pool.fetch(
+        "SELECT kind, after FROM audit_log WHERE actor LIKE 'Admin%' AND kind LIKE 'shop.%'"
+    )
+    assert [(r["kind"], r["after"]) for r in admin_rows] == [
+        ("shop.settings_changed", {"pay_within_h": 48})
+    ]
+
+
+async def test_test_networks_are_refused_without_their_setting(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """M3: Nile and Shasta are refused (code shop_network) and not offered unless
+    SPONSORBOT_ALLOW_TESTNET is on."""
+    async with panel_env(pool, db_dsn, tmp_path) as env, client(env.app) as http:
+        csrf = await signed_in(env, http)
+        base = f"/bots/{env.bot['id']}/shop"
+        page = await http.get(base)
+        assert 'value="nile"' not in page.text and 'value="shasta"' not in page.text
+        assert "Test networks are off on this server" in page.text
+        refused = await http.post(base, data={"csrf": csrf, **settings_form(env, network="nile")})
+        assert refused.status_code == 400
+        assert "Test networks are off on this server" in errors_of(refused)["network"]
+        with pytest.raises(Invalid) as caught:
+            await env.features.shop.save_settings(
+                env.bot["id"], ShopConfig(network="shasta", address=env.shop_wallet)
+            )
+        assert caught.value.code == "shop_network"
+        assert await pool.fetchval("SELECT count(*) FROM shop_settings") == 0
+
+
+async def test_test_networks_with_their_setting(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """With SPONSORBOT_ALLOW_TESTNET on, the owner sets a shop to Nile."""
+    async with (
+        panel_env(pool, db_dsn, tmp_path, allow_testnet=True) as env,
+        client(env.app) as http,
+    ):
+        csrf = await signed_in(env, http, "owner")
+        base = f"/bots/{env.bot['id']}/shop"
+        assert 'value="shasta"' in (await http.get(base)).text
+        saved = await http.post(base, data={"csrf": csrf, **settings_form(env, network="nile")})
+        assert saved.status_code == 303, errors_of(saved)
+        assert (await env.features.shop.settings(env.bot["id"]))["network"] == "nile"
+
+
+async def test_an_unreadable_trongrid_key_is_said_and_can_be_replaced(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """M5: a key sealed under an installation key that is gone reads as no key (the server's
+    is used), is logged once, and the settings page says so instead of a 500 and takes a
+    new one."""
+    async with panel_env(pool, db_dsn, tmp_path) as env, client(env.app) as http:
+        await open_shop(env)
+        gone = TokenBox(b"an installation key that is no longer configured here")
+        await pool.execute("UPDATE shop_settings SET api_key = $1", gone.seal(KEY))
+        shop = env.features.shop
+        caplog.clear()
+        stored = await shop.settings(env.bot["id"])
+        assert stored["api_key_tail"] is None and stored["key_unreadable"] is True
+        assert await shop.api_key(env.bot["id"]) is None
+        assert await shop.api_key(env.bot["id"]) is None
+        said = [r for r in caplog.records if "TronGrid key cannot be decrypted" in r.getMessage()]
+        assert len(said) == 1 and said[0].levelname == "WARNING"  # once, not on every check
+
+        csrf = await signed_in(env, http)
+        base = f"/bots/{env.bot['id']}/shop"
+        page = await http.get(base)
+        assert page.status_code == 200 and 'id="key-unreadable"' in page.text
+        assert "The stored TronGrid key cannot be read" in page.text
+        assert 'name="remove_api_key"' in page.text
+        _, token = await TokenService(pool).create("reader", "analyst")
+        api = await http.get(
+            f"/api/v1/bots/{env.bot['id']}/shop", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert api.status_code == 200 and api.json()["key_unreadable"] is True
+        await http.post("/language", data={"csrf": csrf, "language": "fa"})
+        persian = await http.get(base)
+        assert persian.status_code == 200 and "کلید ذخیره‌شدهٔ TronGrid خوانا نیست" in persian.text
+        await http.post("/language", data={"csrf": csrf, "language": "en"})
+
+        new_key = "0c7e4b1a-new-key-4321"
+        replaced = await http.post(
+            base, data={"csrf": csrf, **settings_form(env, api_key=new_key, confirm="")}
+        )
+        assert replaced.status_code == 303, errors_of(replaced)
+        stored = await shop.settings(env.bot["id"])
+        assert stored["api_key_tail"] == "4321" and stored["key_unreadable"] is False
+        assert await shop.api_key(env.bot["id"]) == new_key
+        assert 'id="key-unreadable"' not in (await http.get(base)).text
+    change = await pool.fetchrow(
+        "SELECT before, after FROM audit_log WHERE kind = 'shop.settings_changed'"
+    )
+    assert change["before"] == {"trongrid_key": "unreadable"}
+    assert change["after"] == {"trongrid_key": "replaced"}

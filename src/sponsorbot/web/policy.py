@@ -17,10 +17,13 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "view": ALL,  # dashboard, lists, statistics: read-only is enough
     "account": ALL,  # one's own language, two-step sign-in, sessions
     "content": EDITORS,  # content, channels, the gate, campaigns, broadcasts
-    "bots": ADMINS,  # add, pause, resume, mode, storage, texts, uploaders, the shop
+    "bots": ADMINS,  # add, pause, resume, mode, storage, texts, uploaders, the shop but its money
     "settings": ADMINS,  # workspace settings and API tokens
     "audit": ADMINS,
     "bots.remove": OWNER,
+    # Where a shop's money goes (its payout address, network and coins): an admin, or a
+    # leaked admin token, must not be able to redirect payments (review M3).
+    "shop.money": OWNER,
     "team": OWNER,
 }
 

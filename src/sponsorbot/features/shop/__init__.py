@@ -50,6 +50,7 @@ def setup(shared: Shared) -> Parts:
         prices,
         engine.notifier,
         settings.tron_network.value,
+        settings.allow_testnet,
     )
     # Paid orders become campaigns and broadcasts through those features' own services.
     fulfil = Fulfilment(

@@ -22,7 +22,7 @@ from sponsorbot.config import TronNetwork
 from sponsorbot.engine import conversation
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import ENQUEUE
-from sponsorbot.engine.token_box import TokenBox, tail
+from sponsorbot.engine.token_box import TokenBox, TokenError, tail
 from sponsorbot.engine.unit import QueuedCall, call_arrays
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
@@ -188,6 +188,7 @@ class ShopService(OwnerService):
         prices: Callable[[], PriceSources],
         notifier: Notifier,
         network: str = "mainnet",
+        allow_testnet: bool = False,
     ) -> None:
         super().__init__(pool, api, bots, config)
         self.box = box
@@ -195,6 +196,10 @@ class ShopService(OwnerService):
         self.notifier = notifier
         # SPONSORBOT_TRON_NETWORK: what a shop that was never set up shows.
         self.network = network
+        # SPONSORBOT_ALLOW_TESTNET: whether a shop may be set to Nile or Shasta.
+        self.allow_testnet = allow_testnet
+        # Bots whose stored TronGrid key no installation key opens, already logged once.
+        self._unreadable_logged: set[int] = set()
 
     def clock(self) -> datetime:
         """Now (a method, so a test could move it)."""
@@ -203,7 +208,8 @@ class ShopService(OwnerService):
     # Settings
 
     async def settings(self, bot_id: int) -> dict[str, Any]:
-        """The bot's shop settings (the TronGrid key only as its last 4 characters)."""
+        """The bot's shop settings: the TronGrid key only as its last 4 characters, and
+        `key_unreadable` when the stored key can no longer be decrypted."""
         await self.bots.get(bot_id)
         row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
         if row is None:
@@ -216,9 +222,11 @@ class ShopService(OwnerService):
                 "accept_usdt": True,
                 "accept_trx": True,
                 "api_key_tail": None,
+                "key_unreadable": False,
                 "pay_within_h": defaults.pay_within_h,
             }
-        key = self.box.open(bytes(row["api_key"])) if row["api_key"] else None
+        sealed = bytes(row["api_key"]) if row["api_key"] else None
+        key = self._opened(bot_id, sealed) if sealed else None
         return {
             "bot_id": bot_id,
             "enabled": row["enabled"],
@@ -227,21 +235,50 @@ class ShopService(OwnerService):
             "accept_usdt": row["accept_usdt"],
             "accept_trx": row["accept_trx"],
             "api_key_tail": tail(key) if key else None,
+            # A key sealed under an installation key that is gone (review M5): the page says so
+            # and takes a new one instead of failing.
+            "key_unreadable": sealed is not None and key is None,
             "pay_within_h": row["pay_within_h"],
         }
 
     async def api_key(self, bot_id: int) -> str | None:
-        """The bot's TronGrid key in clear, for the runner's requests only."""
+        """The bot's TronGrid key in clear, for the runner's requests only; None when there is
+        none or it cannot be opened (the caller then uses the server's key)."""
         row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
         if row is None or row["api_key"] is None:
             return None
-        return self.box.open(bytes(row["api_key"]))
+        return self._opened(bot_id, bytes(row["api_key"]))
 
-    async def save_settings(self, bot_id: int, new: ShopConfig) -> dict[str, Any]:
-        """Check and store the settings; the address must pass its checksum."""
-        await self.bots.get(bot_id)
+    def _opened(self, bot_id: int, sealed: bytes) -> str | None:
+        """The sealed key in clear, or None when no installation key opens it: after a key
+        rotation that dropped the old key too early, or a backup restored under another key.
+        Said in the log once per bot, not on every payment check."""
+        try:
+            return self.box.open(sealed)
+        except TokenError:
+            if bot_id not in self._unreadable_logged:
+                self._unreadable_logged.add(bot_id)
+                log.warning(
+                    "bot %s: its shop's TronGrid key cannot be decrypted with "
+                    "SPONSORBOT_SECRET_KEY; the server's key is used until the owner enters "
+                    "it again in the panel",
+                    bot_id,
+                )
+            return None
+
+    def check_settings(self, new: ShopConfig) -> bytes | None:
+        """Invalid, with a code, for settings that cannot be saved (nothing is stored); else
+        the address as bytes. The address must pass its checksum, and a test network needs
+        SPONSORBOT_ALLOW_TESTNET. The panel asks this before the owner's password, so a
+        mistyped address is said first."""
         if new.network not in {n.value for n in TronNetwork}:
             raise Invalid("the network is mainnet, nile or shasta", code="shop_network")
+        if new.network != TronNetwork.MAINNET and not self.allow_testnet:
+            # Faucet coins would pay for real ads (review M3).
+            raise Invalid(
+                "test networks (nile, shasta) are off: SPONSORBOT_ALLOW_TESTNET is not set",
+                code="shop_network",
+            )
         address: bytes | None = None
         if new.address.strip():
             try:
@@ -256,13 +293,22 @@ class ShopService(OwnerService):
             raise Invalid("accept USDT, TRX or both", code="shop_coins")
         if not 1 <= new.pay_within_h <= 720:
             raise Invalid("the time to pay is 1 to 720 hours", code="shop_pay_within")
+        key = (new.api_key or "").strip()
+        if key and (len(key) > 200 or not key.isprintable() or " " in key):
+            raise Invalid("the TronGrid API key is not well-formed", code="shop_api_key")
+        return address
+
+    async def save_settings(self, bot_id: int, new: ShopConfig) -> dict[str, Any]:
+        """Check (check_settings) and store the settings."""
+        await self.bots.get(bot_id)
+        address = self.check_settings(new)
         row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
         sealed: bytes | None = bytes(row["api_key"]) if row and row["api_key"] else None
         if new.api_key is not None:
             key = new.api_key.strip()
-            if key and (len(key) > 200 or not key.isprintable() or " " in key):
-                raise Invalid("the TronGrid API key is not well-formed", code="shop_api_key")
             sealed = self.box.seal(key) if key else None
+            # A key entered again (or removed) is logged afresh if it ever becomes unreadable.
+            self._unreadable_logged.discard(bot_id)
         await self.pool.execute(
             queries.SAVE_SETTINGS,
             bot_id,

@@ -21,6 +21,7 @@ from sponsorbot.web.api import (
     routes_tokens,
     routes_visitors,
 )
+from sponsorbot.web.api.audit import ApiAudit
 from sponsorbot.web.api.errors import install_errors
 from sponsorbot.web.api.models import ContentIn, ErrorOut
 
@@ -55,6 +56,8 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_redrive.router, tags=["operations"])
     app.include_router(api)
     install_errors(app)
+    # Every change made through the API goes into the audit log, here rather than per route.
+    app.add_middleware(ApiAudit)
     _describe_json_body(app)
 
 

@@ -2,7 +2,8 @@
 
 The permissions and the roles holding them are the panel's (web/policy.py): analyst reads;
 editor also manages content, channels, the gate, campaigns and broadcasts; admin also bots,
-their texts, uploaders and shop, and API tokens; only the owner removes a bot.
+their texts, uploaders and shop, and API tokens; only the owner removes a bot or changes where
+a shop's money goes. The caller is left in the request's state for the audit (web/api/audit.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.policy import PERMISSIONS, allowed
 
 bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot token create`.")
+# The request state's name for the caller once their token is checked.
+CALLER = "api_caller"
 
 
 async def authenticate(
@@ -52,6 +55,7 @@ def require(permission: str) -> Callable[..., Awaitable[Principal]]:
         who = await authenticate(request, credentials)
         if not allowed(permission, who.role):
             raise HTTPException(403, f"the role {who.role} may not do this")
+        setattr(request.state, CALLER, who)
         return who
 
     return check

@@ -50,6 +50,11 @@ class ShopSettingsOut(BaseModel):
     accept_usdt: bool
     accept_trx: bool
     api_key_tail: str | None
+    key_unreadable: bool = Field(
+        default=False,
+        description="a TronGrid key is stored but SPONSORBOT_SECRET_KEY no longer opens it: "
+        "the server's key is used until a new one is set",
+    )
     pay_within_h: int
 
 

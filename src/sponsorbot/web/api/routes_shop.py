@@ -1,14 +1,17 @@
 """The ad shop: settings and products per bot, orders and payments, and the owner's moves.
 
-Money is at stake: changing anything takes an owner or an admin; any member may read."""
+Money is at stake: changing anything takes an owner or an admin, and where the money goes (the
+address, the network, the coins) an owner token; any member may read."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 
+from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
+from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.deps import BIGINT, Admin, BotFilter, BotId, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
@@ -21,6 +24,7 @@ from sponsorbot.web.api.models_shop import (
     ShopSettingsIn,
     ShopSettingsOut,
 )
+from sponsorbot.web.policy import allowed
 
 router = APIRouter()
 BOT = "/bots/{bot_id}/shop"
@@ -34,11 +38,27 @@ async def get_shop(bot_id: BotId, who: Reader, features: Service) -> dict[str, A
     return await features.shop.settings(bot_id)
 
 
-@router.put(BOT, response_model=ShopSettingsOut, summary="Set a bot's shop settings")
+@router.put(
+    BOT,
+    response_model=ShopSettingsOut,
+    summary="Set a bot's shop settings",
+    description="A new address, network or coins takes an owner token (403 otherwise); an "
+    "admin token may change the rest, sending those three as they are.",
+)
 async def put_shop(
-    bot_id: BotId, body: ShopSettingsIn, who: Admin, features: Service
+    request: Request, bot_id: BotId, body: ShopSettingsIn, who: Admin, features: Service
 ) -> dict[str, Any]:
-    return await features.shop.save_settings(bot_id, body.config())
+    config = body.config()
+    bot = await features.bots.get(bot_id)
+    before = await features.shop.settings(bot_id)
+    # Compared with what is stored, so an admin's PUT of the other settings still goes through.
+    if money_changes(before, config) and not allowed("shop.money", who.role):
+        raise HTTPException(403, "only an owner token changes the shop's address, network or coins")
+    after = await features.shop.save_settings(bot_id, config)
+    change = money_change(before, after)
+    if change is not None:  # what the owner's dashboard warns about for a week
+        await audit_call(request, who, MONEY_CHANGED, f"@{bot['username']}", *change)
+    return after
 
 
 @router.get(f"{BOT}/products", response_model=list[ProductOut], summary="A bot's products")

@@ -10,11 +10,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.accounts import workspace as workspaces
+from sponsorbot.features.shop.payout import recent_money_changes
 from sponsorbot.features.stats.hours import HOUR, last_hours, local_day, span_of
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageSettings, View
-from sponsorbot.web.panel.i18n import LANGUAGES
+from sponsorbot.web.panel.i18n import LANGUAGES, N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.routes_shop import NETWORK_NAMES
 from sponsorbot.web.panel.web import (
     audit_changes,
     panel_of,
@@ -23,6 +25,11 @@ from sponsorbot.web.panel.web import (
 )
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
+COIN_NAMES = {
+    (True, True): N_("USDT and TRX"),
+    (True, False): N_("USDT only"),
+    (False, True): N_("TRX only"),
+}
 
 
 def _bars(counts: dict[datetime, int], hours: list[datetime]) -> list[dict[str, Any]]:
@@ -67,7 +74,26 @@ async def dashboard(request: Request, viewer: View) -> Response:
                 "bars": _bars(sends.get(h["id"], {}).get("sent", {}), hours),
             }
         )
-    return render(request, viewer, "dashboard.html", {"bots": bots})
+    # Who may read the audit log is told where shop payments were sent this week (review M3).
+    money = await recent_money_changes(panel.pool, now) if viewer.can("audit") else []
+    context = {"bots": bots, "money_changes": [_money_notice(e) for e in money]}
+    return render(request, viewer, "dashboard.html", context)
+
+
+def _money_notice(entry: dict[str, Any]) -> dict[str, Any]:
+    """One `shop.money_changed` entry as the dashboard lists it: when, which bot, who, and
+    the network, the address's tail and the coins before and after (names to translate)."""
+    sides = [entry["before"] or {}, entry["after"] or {}]
+    return {
+        "at": entry["at"],
+        "bot": entry["target"],
+        "actor": entry["actor"],
+        "networks": [NETWORK_NAMES.get(s.get("network") or "", s.get("network")) for s in sides],
+        "tails": [s.get("address_tail") for s in sides],
+        "coins": [
+            COIN_NAMES.get((bool(s.get("accept_usdt")), bool(s.get("accept_trx")))) for s in sides
+        ],
+    }
 
 
 @router.get("/settings")

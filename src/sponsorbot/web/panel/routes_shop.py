@@ -1,6 +1,9 @@
 """The ad shop in the panel, one bot at a time: its settings (on or off, network, the shop's TRON
 address, coins, the TronGrid key, hours to pay) and its products. The orders and payments of
-every bot are in `routes_shop_orders`; the names both use are here."""
+every bot are in `routes_shop_orders`; the names both use are here.
+
+Where the money goes (the address, the network and the coins) is the owner's to change, with
+their password or a current code in the same form (review M3)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from starlette.datastructures import FormData
 
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.errors import FeatureError, NotFound
+from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import KINDS
 from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, ProductDraft, ShopConfig
 from sponsorbot.web.deps import services_of
@@ -20,6 +24,7 @@ from sponsorbot.web.panel.errors import REFUSED, describe
 from sponsorbot.web.panel.fields import text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.identity import proves_identity
 from sponsorbot.web.panel.web import Viewer, audit, audit_changes, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -29,6 +34,7 @@ Id = Annotated[int, Path(ge=1, lt=2**63)]
 # use one status for every input they refuse.
 BAD_INPUT = 400
 NETWORKS = tuple(n.value for n in TronNetwork)
+MAINNET = TronNetwork.MAINNET.value
 
 STATE_NAMES = {
     "submitted": N_("Submitted"),
@@ -69,6 +75,7 @@ NETWORK_NAMES = {
 }
 SHOP_KIND_LABELS = {
     "shop.settings_changed": N_("Shop settings changed"),
+    "shop.money_changed": N_("Shop's address, network or coins changed"),
     "shop.product_created": N_("Product added"),
     "shop.product_changed": N_("Product changed"),
     "shop.product_deleted": N_("Product deleted"),
@@ -148,6 +155,11 @@ def explain(exc: BaseException) -> str:
     if code == "product_price":
         known = _PRICE_PROBLEMS.get(exc.message)
         return _(known) if known else exc.message
+    if code == "shop_network" and "SPONSORBOT_ALLOW_TESTNET" in exc.message:
+        return _(
+            "Test networks are off on this server: their coins are free, so payments on them "
+            "are not real. Choose TRON mainnet (SPONSORBOT_ALLOW_TESTNET turns them on)."
+        )
     texts = {
         "shop_network": _("Choose mainnet, Nile or Shasta."),
         "shop_coins": _("Accept USDT, TRX or both."),
@@ -218,12 +230,16 @@ async def _settings_page(
     shop = services_of(request).shop
     bot = await services_of(request).bots.get(bot_id)
     stored = await shop.settings(bot_id)
+    # Test networks are offered only where the server allows them (a shop already on one
+    # still shows it, so the page says what is stored).
+    networks = [n for n in NETWORKS if shop.allow_testnet or n in (MAINNET, stored["network"])]
     context = {
         "bot": bot,
         "shop": stored,
         "values": values or {**stored, "address": stored["address"] or ""},
         "errors": errors,
-        "networks": NETWORKS,
+        "networks": networks,
+        "testnets_allowed": shop.allow_testnet,
         "saved": request.query_params.get("saved", "") == "1",
         **names(),
     }
@@ -237,21 +253,46 @@ async def shop_settings_page(request: Request, bot_id: Id, viewer: View) -> Resp
 
 
 def _audited_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """What the audit log keeps of the settings: never the TronGrid key, only whether one is set."""
+    """What the audit log keeps of the settings: never the TronGrid key, only whether one is set
+    (or is stored but can no longer be read)."""
     out = {k: settings[k] for k in SETTINGS_AUDITED}
-    out["trongrid_key"] = "set" if settings["api_key_tail"] else None
+    if settings["key_unreadable"]:
+        out["trongrid_key"] = "unreadable"
+    else:
+        out["trongrid_key"] = "set" if settings["api_key_tail"] else None
     return out
 
 
 @router.post("/bots/{bot_id}/shop")
 async def shop_settings_save(request: Request, bot_id: Id, viewer: ManageBots) -> Response:
-    """Save the shop settings; a refusal is shown beside its field with what was typed."""
+    """Save the shop settings; a refusal is shown beside its field with what was typed. A new
+    address, network or coins takes the owner, and their password or a current code."""
     services = services_of(request)
     bot = await services.bots.get(bot_id)
     before = await services.shop.settings(bot_id)
-    config, values, errors = read_settings(await request.form())
+    form = await request.form()
+    config, values, errors = read_settings(form)
     if errors:
         return await _settings_page(request, viewer, bot_id, errors, values, BAD_INPUT)
+    # Compared with what is stored: an admin saving the other settings sends these unchanged.
+    if money_changes(before, config):
+        if not viewer.can("shop.money"):
+            errors = {"form": _("Only the owner can change the shop's address, network or coins.")}
+            return await _settings_page(request, viewer, bot_id, errors, values, 403)
+        try:  # a mistyped address is said before the password is asked for
+            services.shop.check_settings(config)
+        except REFUSED as exc:
+            return await _settings_page(
+                request, viewer, bot_id, field_errors(exc), values, BAD_INPUT
+            )
+        if not await proves_identity(request, viewer, text_of(form, "confirm")):
+            errors = {
+                "confirm": _(
+                    "Enter your password or a current code from your app to change the "
+                    "address, network or coins."
+                )
+            }
+            return await _settings_page(request, viewer, bot_id, errors, values, BAD_INPUT)
     try:
         after = await services.shop.save_settings(bot_id, config)
     except REFUSED as exc:
@@ -264,6 +305,11 @@ async def shop_settings_save(request: Request, bot_id: Id, viewer: ManageBots) -
     await audit_changes(
         request, viewer, "shop.settings_changed", f"@{bot['username']}", old, new, new
     )
+    change = money_change(before, after)
+    if change is not None:  # what the owner's dashboard warns about for a week
+        await audit(
+            request, viewer, MONEY_CHANGED, f"@{bot['username']}", before=change[0], after=change[1]
+        )
     return redirect(request, f"/bots/{bot_id}/shop?saved=1")
 
 

@@ -13,7 +13,6 @@ from sponsorbot.features.accounts import invitations
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.accounts.audit import AuditFilter, entries, kinds, record
 from sponsorbot.features.accounts.security import (
-    check_password_async,
     check_totp,
     hash_password_async,
     new_totp_secret,
@@ -25,14 +24,14 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Account, Audit, Team
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.routes_auth import check_new_password, totp_passes
+from sponsorbot.web.panel.identity import proves_identity
+from sponsorbot.web.panel.routes_auth import check_new_password
 from sponsorbot.web.panel.routes_broadcasts import BROADCAST_KIND_LABELS
 from sponsorbot.web.panel.routes_shop import SHOP_KIND_LABELS
 from sponsorbot.web.panel.web import (
     ROLE_NAMES,
     Viewer,
     actor_of,
-    address_of,
     audit,
     base_url_of,
     panel_of,
@@ -301,29 +300,6 @@ async def _account_page(
     return render(request, viewer, "account.html", context, status)
 
 
-async def _proves_identity(
-    request: Request, viewer: Viewer, typed: str, code_will_do: bool = True
-) -> bool:
-    """True when `typed` is the member's password or (`code_will_do`, two-step on) a current
-    code from their app. Wrong answers count as failed passwords from this address (and are refused
-    past the limit), so a left-open session cannot be used to guess the password."""
-    panel = panel_of(request)
-    policy = panel.config.lockout
-    user = viewer.user
-    address = address_of(request)
-    now = panel.config.clock()
-    seen = await accounts.failures(panel.pool, user.email, address, now, policy)
-    if seen.pair >= policy.pair_limit or not typed:
-        return False
-    stored = await accounts.password_hash(panel.pool, user.id)
-    if await check_password_async(stored, typed):
-        return True
-    if code_will_do and user.two_step and await totp_passes(panel, user.id, typed):
-        return True
-    await accounts.add_failure(panel.pool, user.email, address, now, policy)
-    return False
-
-
 @router.get("/account")
 async def account_page(request: Request, viewer: Account) -> Response:
     """One's own account: password, Telegram id, two-step sign-in and sign-out everywhere."""
@@ -337,7 +313,7 @@ async def account_password(request: Request, viewer: Account) -> Response:
     form = await request.form()
     values = {k: v for k, v in form.items() if isinstance(v, str)}
     errors = check_new_password(values)
-    if not await _proves_identity(request, viewer, values.get("current", ""), False):
+    if not await proves_identity(request, viewer, values.get("current", ""), False):
         errors = {"current": _("That is not your current password.")}
     if errors:
         return await _account_page(request, viewer, errors=errors, status=422)
@@ -413,7 +389,7 @@ async def two_step_disable(request: Request, viewer: Account) -> Response:
     """Turn two-step sign-in off: the password or a current code first."""
     panel = panel_of(request)
     typed = str((await request.form()).get("confirm_off", ""))
-    if not await _proves_identity(request, viewer, typed):
+    if not await proves_identity(request, viewer, typed):
         errors = {"confirm_off": _("Enter your password or a current code from your app.")}
         return await _account_page(request, viewer, errors=errors, status=422)
     await accounts.disable_two_step(panel.pool, viewer.user.id)
@@ -431,7 +407,7 @@ async def recovery_codes_renew(request: Request, viewer: Account) -> Response:
     typed = str((await request.form()).get("confirm_codes", ""))
     if not viewer.user.two_step:
         return redirect(request, "/account")
-    if not await _proves_identity(request, viewer, typed):
+    if not await proves_identity(request, viewer, typed):
         errors = {"confirm_codes": _("Enter your password or a current code from your app.")}
         return await _account_page(request, viewer, errors=errors, status=422)
     keys = panel.config.keys

@@ -1,0 +1,66 @@
+"""Where a shop's money goes: its payout address, its network and the coins it takes (review M3).
+
+Only the owner changes them (the `shop.money` permission of web/policy.py). Every change is
+audited as `shop.money_changed`, the address only by its tail, and the dashboard lists the
+changes of the last week, so a shop redirected to someone else's wallet does not go unnoticed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from sponsorbot.features.accounts.audit import AuditFilter, entries
+from sponsorbot.features.shop.service import ShopConfig
+
+MONEY_FIELDS = ("network", "address", "accept_usdt", "accept_trx")
+MONEY_CHANGED = "shop.money_changed"
+# How long the dashboard shows a change, and how many it lists at most.
+NOTICE_FOR = timedelta(days=7)
+NOTICE_LIMIT = 20
+# Six characters, not a token's four: look-alike addresses made to match a wallet's first and
+# last four characters are cheap to generate.
+ADDRESS_TAIL = 6
+
+
+def money_changes(stored: Mapping[str, Any], new: ShopConfig) -> list[str]:
+    """The money fields that saving `new` over `stored` (as ShopService.settings shows it)
+    would change; empty when only other settings change, which any admin may do."""
+    typed = {
+        "network": new.network,
+        "address": new.address.strip() or None,
+        "accept_usdt": new.accept_usdt,
+        "accept_trx": new.accept_trx,
+    }
+    return [k for k in MONEY_FIELDS if typed[k] != stored[k]]
+
+
+def _money_view(settings: Mapping[str, Any]) -> dict[str, Any]:
+    address = settings["address"]
+    return {
+        "network": settings["network"],
+        "address_tail": address[-ADDRESS_TAIL:] if address else None,
+        "accept_usdt": settings["accept_usdt"],
+        "accept_trx": settings["accept_trx"],
+    }
+
+
+def money_change(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The audit entry's before and after for a save from `before` to `after` (both as
+    ShopService.settings shows them), or None when no money setting changed. Compared in full:
+    a new address with the same tail is still a change."""
+    if all(before[k] == after[k] for k in MONEY_FIELDS):
+        return None
+    return _money_view(before), _money_view(after)
+
+
+async def recent_money_changes(pool: asyncpg.Pool, now: datetime) -> list[dict[str, Any]]:
+    """The money changes of the last week, newest first (what the dashboard warns about)."""
+    return await entries(
+        pool, AuditFilter(kind=MONEY_CHANGED, since=now - NOTICE_FOR), NOTICE_LIMIT
+    )
