@@ -402,11 +402,14 @@ class SimulatorClient:
         return result
 
     async def tron_set_network(
-        self, network: str | None = None, solidify_blocks: int | None = None
+        self,
+        network: str | None = None,
+        solidify_blocks: int | None = None,
+        delay_s: float | None = None,
     ) -> dict[str, Any]:
         """Serve mainnet, nile or shasta; change how many blocks a transaction waits to be
-        solid. Answers :meth:`tron_status`."""
-        body = {"network": network, "solidify_blocks": solidify_blocks}
+        solid, and how long every TronGrid answer takes. Answers :meth:`tron_status`."""
+        body = {"network": network, "solidify_blocks": solidify_blocks, "delay_s": delay_s}
         result: dict[str, Any] = await self._call("tron/network", body)
         return result
 

@@ -204,6 +204,8 @@ class Chain:
     network: str = "mainnet"
     api_key: str | None = None
     solidify_blocks: int = SOLIDIFY_BLOCKS
+    # Seconds every TronGrid answer waits (a slow node, for race and timeout tests).
+    delay_s: float = 0.0
     faults: deque[str] = field(default_factory=deque)
     ledgers: dict[str, dict[str, Tx]] = field(default_factory=dict)
     # Per network, the newest block a transaction landed in: it counts as produced already.

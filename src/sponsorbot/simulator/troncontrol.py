@@ -79,6 +79,7 @@ async def status(sim: Simulator, body: Body) -> Any:
         "head_block": {"number": head, "timestamp": head_time},
         "solid_block": {"number": solid, "timestamp": solid_time},
         "solidify_blocks": chain.solidify_blocks,
+        "delay_s": chain.delay_s,
         "api_key_required": chain.api_key is not None,
         "faults_queued": len(chain.faults),
         "now_ms": chain.now_ms(),
@@ -87,7 +88,8 @@ async def status(sim: Simulator, body: Body) -> Any:
 
 async def set_network(sim: Simulator, body: Body) -> Any:
     """Serve ``network`` (mainnet, nile, shasta) from now on; each keeps its transactions.
-    ``solidify_blocks`` changes how many blocks a new transaction waits to be solid."""
+    ``solidify_blocks`` changes how many blocks a new transaction waits to be solid,
+    ``delay_s`` how long every TronGrid answer takes."""
     if body.get("network") is not None:
         sim.tron.set_network(str(body["network"]))
     if body.get("solidify_blocks") is not None:
@@ -95,6 +97,11 @@ async def set_network(sim: Simulator, body: Body) -> Any:
         if not 0 <= blocks <= 10_000:
             raise ValueError("solidify_blocks must be between 0 and 10000")
         sim.tron.solidify_blocks = blocks
+    if body.get("delay_s") is not None:
+        delay = float(body["delay_s"])
+        if not 0 <= delay <= 30:
+            raise ValueError("delay_s must be between 0 and 30")
+        sim.tron.delay_s = delay
     return await status(sim, body)
 
 

@@ -9,6 +9,7 @@ then the ``TRON-PRO-API-KEY`` check when the simulator was told to require a key
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -57,9 +58,12 @@ def _chain(request: web.Request) -> Chain:
     return request.app[SIMULATOR_KEY].tron
 
 
-def _refusal(request: web.Request, v1: bool) -> web.Response | None:
-    """A queued fault or a missing/wrong API key, or None to answer normally."""
+async def _refusal(request: web.Request, v1: bool) -> web.Response | None:
+    """A queued fault or a missing/wrong API key, or None to answer normally (after the
+    chain's delay, if one is set)."""
     chain = _chain(request)
+    if chain.delay_s:
+        await asyncio.sleep(chain.delay_s)
     fault = chain.take_fault()
     if fault == "429":
         if v1:
@@ -124,7 +128,7 @@ def _lookup(request: web.Request, tx_hash: str, solidity: bool) -> Tx | None:
 
 def _by_id(render: Callable[[Tx, bool], dict[str, Any]], solidity: bool) -> Handler:
     async def handle(request: web.Request) -> web.Response:
-        refused = _refusal(request, v1=False)
+        refused = await _refusal(request, v1=False)
         if refused is not None:
             return refused
         try:
@@ -139,7 +143,7 @@ def _by_id(render: Callable[[Tx, bool], dict[str, Any]], solidity: bool) -> Hand
 
 def _now_block(solidity: bool) -> Handler:
     async def handle(request: web.Request) -> web.Response:
-        refused = _refusal(request, v1=False)
+        refused = await _refusal(request, v1=False)
         if refused is not None:
             return refused
         try:
@@ -158,7 +162,7 @@ def _flag(request: web.Request, snake: str, camel: str) -> bool:
 
 async def transaction_events(request: web.Request) -> web.Response:
     """GET /v1/transactions/{id}/events: the transaction's decoded events."""
-    refused = _refusal(request, v1=True)
+    refused = await _refusal(request, v1=True)
     if refused is not None:
         return refused
     tx_id = request.match_info["id"]
