@@ -188,11 +188,22 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
                 await page.click("text=Check this hash")
                 await expect(page.locator("#payments")).to_contain_text(tx["hash"][:10])
 
-            async def decided() -> bool:
+            # The part payment is not the order's exact amount: it waits for the owner on the
+            # Transfers page, with the order that claimed it, and the owner assigns it.
+            async def held() -> bool:
                 await page.reload()
-                return await page.locator("#state").inner_text() == "Partly paid"
+                return "Held for the owner" in await page.locator("#payments").inner_text()
 
-            await eventually(decided, timeout=30, every=0.5)
+            await eventually(held, timeout=30, every=0.5)
+            await page.click("main .head a >> text=Orders")
+            await page.click("nav.tabs >> text=Transfers")
+            waiting = page.locator("table.transfers tbody tr")
+            await expect(waiting).to_have_count(1)
+            await expect(waiting).to_contain_text("Not the exact amount of any open order")
+            await expect(waiting.locator("input[name=order_id]")).to_have_value(str(order_id))
+            await shot(page, "shop-transfers-en")
+            await waiting.locator("text=Assign").click()
+            await expect(page.locator("#state")).to_have_text("Partly paid")
             await expect(page.locator("#payments")).to_contain_text(
                 f"The coins went to {elsewhere}, not to the shop's address"
             )

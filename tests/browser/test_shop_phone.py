@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import asyncpg
 import pytest
 from playwright.async_api import Browser
 
+from sponsorbot.features.shop.rules import show
 from sponsorbot.features.shop.service import qr_png
 from tests.browser.kit import NEEDS_CHROMIUM, shot
 from tests.integration.shopkit import BOT, Shop, shop
@@ -129,8 +131,12 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
         assert approved["state"] == "awaiting_payment"
         request = bot_says(words.pay)
         await expect(request).to_contain_text(s.address, timeout=WAIT_MS)
-        await expect(request).to_contain_text("5 USDT")
-        await expect(request).to_contain_text("20 TRX")  # at the 0.25 USDT per TRX locked
+        # The order's own exact amounts: 5 USDT or 20 TRX (at the 0.25 USDT per TRX locked),
+        # each with the order's tail of millionths.
+        due = approved["due_usdt"]
+        assert due.startswith("5.00") and approved["due_trx"].startswith("20.00")
+        await expect(request).to_contain_text(f"{due} USDT")
+        await expect(request).to_contain_text(f"{approved['due_trx']} TRX")
         # Persian reads right to left, though the request holds Latin, digits and an address.
         reading = "rtl" if words.language == "fa" else "ltr"
         await expect(request).to_have_attribute("dir", reading)
@@ -152,23 +158,24 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
         found = ADDRESS.findall(await request.locator(".text").inner_text())
         assert found == [s.address], found
 
-        # The wallet: a new funded one pays 5 USDT to the shop and sends the hash to the bot.
+        # The wallet: a new funded one pays the exact amount to the shop and sends the hash.
         await page.click("#wallet summary")
         await page.click("#w-new")
         await expect(page.locator("#w-address")).to_have_text(ADDRESS)
         wallet = await page.locator("#w-address").inner_text()
         await expect(page.locator("#w-balance")).to_have_text("1000 USDT · 10000 TRX on mainnet")
         await page.fill("#w-to", found[0])
-        await page.fill("#w-amount", "5")
+        await page.fill("#w-amount", due)
         await page.select_option("#w-coin", "USDT")
         await page.click("#w-pay")
-        await expect(page.locator("#status")).to_have_text("Paid 5 USDT")
+        await expect(page.locator("#status")).to_have_text(f"Paid {due} USDT")
         await expect(page.locator("#w-hash")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
         tx_hash = await page.locator("#w-hash").inner_text()
         await expect(page.locator("#w-link")).to_have_text(
             f"https://tronscan.org/#/transaction/{tx_hash}"
         )
-        await expect(page.locator("#w-balance")).to_have_text("995 USDT · 10000 TRX on mainnet")
+        left = show(Decimal(1000) - Decimal(due))
+        await expect(page.locator("#w-balance")).to_have_text(f"{left} USDT · 10000 TRX on mainnet")
         await page.click("#w-send")
         await expect(page.locator("#status")).to_have_text("Sent the hash")
         sent = page.locator(".msg.user .text").last
@@ -187,14 +194,14 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
 
         # The order runs, paid by this wallet's transaction.
         running = await s.state_of(order["id"], "running")
-        assert running["paid_usdt"] == "5" and running["left_usdt"] == "0"
+        assert running["paid_usdt"] == due and running["left_usdt"] == "0"
         assert running["started_at"] is not None and running["ends_at"] is not None
         assert (running["ends_at"] - running["started_at"]).days == 7
         (payment,) = running["payments"]
         assert payment["status"] == "credited" and payment["reason"] is None
         assert payment["tx_hash"] == tx_hash and payment["source"] == "bot"
-        assert payment["coin"] == "USDT" and payment["amount"] == "5"
-        assert payment["credited_usdt"] == "5"
+        assert payment["coin"] == "USDT" and payment["amount"] == due
+        assert payment["credited_usdt"] == due
         assert payment["from_address"] == wallet and payment["to_address"] == s.address
         kinds = [step["kind"] for step in running["timeline"]]
         for kind in ("submitted", "approved", "hash_submitted", "payment_credited", "paid"):

@@ -3,11 +3,13 @@ and their moves, a hash added for an advertiser; bad input is a clear 4xx and ch
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
+from sponsorbot.tron.address import parse_address
 from tests.integration.test_api_owner import connect_bot, owner_api
 
 ADDRESS = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
@@ -208,3 +210,64 @@ async def test_where_the_money_goes_takes_an_owner_token_and_every_change_is_aud
     }
     assert money[1]["before"]["address_tail"] == ADDRESS[-6:]
     assert money[1]["after"]["address_tail"] == other[-6:]
+
+
+TRANSFER = """
+INSERT INTO shop_transfers (network, tx_hash, coin, amount, from_address, to_address, block_time,
+                            reason)
+VALUES ('mainnet', $1, 'USDT', $2, NULL, $3, now(), 'no_match')
+RETURNING id
+"""
+
+
+async def test_transfers_that_match_no_order_are_assigned_or_returned_through_the_api(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api, "shop_transfers_bot")
+        base = f"/api/v1/bots/{bot['id']}/shop"
+        await api.http.put(base, json={"enabled": True, "address": ADDRESS, "accept_trx": False})
+        product = await api.http.post(
+            f"{base}/products", json={"kind": "banner", "title": "B", "price_usdt": "5", "days": 1}
+        )
+        order_id = await pool.fetchval(
+            "INSERT INTO shop_orders (bot_id, product_id, kind, title, days, user_id, material,"
+            " price_usdt) VALUES ($1, $2, 'banner', 'B', 1, 42, $3, 5) RETURNING id",
+            bot["id"],
+            product.json()["id"],
+            {"text": "Hi", "url": "https://a.example"},
+        )
+        order = (await api.http.post(f"/api/v1/shop/orders/{order_id}/approve")).json()
+        # Each order asks for its own exact amount: the price and a tail of millionths.
+        assert order["due_usdt"] != "5" and order["due_usdt"].startswith("5.00")
+        address = parse_address(ADDRESS)
+        part = await pool.fetchval(TRANSFER, "cd" * 32, Decimal("2"), address)
+        gift = await pool.fetchval(TRANSFER, "ef" * 32, Decimal("1"), address)
+
+        waiting = await api.http.get("/api/v1/shop/transfers", params={"state": "unattributed"})
+        assert [t["id"] for t in waiting.json()["items"]] == [gift, part]
+        wrong = await api.http.get("/api/v1/shop/transfers", params={"state": "lost"})
+        assert wrong.status_code == 422
+        nowhere = await api.http.post(
+            f"/api/v1/shop/transfers/{part}/assign", json={"order_id": 999999}
+        )
+        assert nowhere.status_code == 404
+        assigned = await api.http.post(
+            f"/api/v1/shop/transfers/{part}/assign", json={"order_id": order_id}
+        )
+        assert assigned.status_code == 200, assigned.text
+        assert assigned.json()["state"] == "credited" and assigned.json()["matched_by"] == "owner"
+        after = (await api.http.get(f"/api/v1/shop/orders/{order_id}")).json()
+        assert (after["state"], after["paid_usdt"]) == ("partly_paid", "2")
+        assert after["due_usdt"].startswith("3.00") and after["due_usdt"] != "3"
+        twice = await api.http.post(
+            f"/api/v1/shop/transfers/{part}/assign", json={"order_id": order_id}
+        )
+        assert twice.status_code == 409
+        returned = await api.http.post(
+            f"/api/v1/shop/transfers/{gift}/returned", json={"note": "sent back to the payer"}
+        )
+        assert returned.json()["state"] == "returned"
+        assert returned.json()["note"] == "sent back to the payer"
+        kinds = [row["kind"] for row in await api_audit(pool)]
+        assert kinds[-2:] == ["api.assign_transfer", "api.return_transfer"]

@@ -49,6 +49,11 @@ WORKSPACE_TABLES: dict[str, tuple[str, str]] = {
     "bots": ("reference", "every bot table's foreign key points at it; the webhook lookup"),
     "campaigns": ("reference", "a campaign spans bots; campaign_bots and shop_orders refer"),
     "workspace": ("reference", "one row of settings (time zone, language)"),
+    "shop_transfers": (
+        "reference",
+        "a transfer pays once whatever bot's order claims it (shops may share an address);"
+        " written once per transfer, read beside shop_orders and shop_payments",
+    ),
     "leases": ("coordinator", "renewed every few seconds; the senders' fence reads it"),
     "workers": ("coordinator", "the liveness registry, next to pg_locks of the coordinator"),
     "stats_rollup": ("coordinator", "one row: how far the statistics job has got"),

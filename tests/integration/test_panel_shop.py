@@ -451,6 +451,27 @@ async def test_approve_hashes_verdicts_and_mark_paid_on_the_order_page(
             return all(p["status"] != "checking" for p in payments)
 
         await eventually(decided)
+        # The part payment is not the order's exact amount: it is held for the owner, listed
+        # on the Transfers page, and assigned from there.
+        page = await http.get(base)
+        assert "Held for the owner" in page.text and "Awaiting payment" in page.text
+        listed = await http.get("/shop/transfers")
+        assert part["hash"][:10] in listed.text and "Waiting for you" in listed.text
+        (waiting,) = (await env.features.shop.transfers("unattributed"))["items"]
+        typo = await http.post(
+            f"/shop/transfers/{waiting['id']}/assign", data={"csrf": csrf, "order_id": "x"}
+        )
+        assert typo.status_code == 400 and "Type the number of the order" in typo.text
+        assigned = await http.post(
+            f"/shop/transfers/{waiting['id']}/assign",
+            data={"csrf": csrf, "order_id": str(order_id)},
+        )
+        assert assigned.status_code == 303 and assigned.headers["location"] == base
+        again = await http.post(
+            f"/shop/transfers/{waiting['id']}/assign",
+            data={"csrf": csrf, "order_id": str(order_id)},
+        )
+        assert again.status_code == 409 and "not waiting" in again.text
         page = await http.get(base)
         assert "Partly paid" in page.text
         assert re.search(r'id="paid"><bdi class="nowrap">4 USDT', page.text)
@@ -492,6 +513,7 @@ async def test_approve_hashes_verdicts_and_mark_paid_on_the_order_page(
         "shop.order_approved",
         "shop.order_hash_added",
         "shop.order_hash_added",
+        "shop.transfer_assigned",
         "shop.order_marked_paid",
         "shop.order_refunded",
     ]

@@ -14,8 +14,8 @@ import pytest
 
 from sponsorbot.features.content.service import NewContent
 from sponsorbot.features.errors import Conflict, Invalid
-from sponsorbot.features.shop.rules import trx_to_ask
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from sponsorbot.tron.verifier import credited_usdt
 from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import BOT, is_summary, shop
 from tests.kit import eventually
@@ -42,7 +42,10 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         assert approved["usdt_per_trx"] == "0.25"
         request = await s.wait_for(ada, text_has("Please pay"))
         assert s.address in request["text"]
-        assert "10 USDT" in request["text"] and "40 TRX" in request["text"]
+        # The exact amounts: the price and the order's own tail of millionths.
+        assert f"{approved['due_usdt']} USDT" in request["text"]
+        assert f"{approved['due_trx']} TRX" in request["text"]
+        assert approved["due_usdt"].startswith("10.00") and approved["due_trx"].startswith("40.00")
         qr = await s.wait_for(ada, lambda m: (m.get("media") or {}).get("kind") == "photo")
         assert s.address in (qr.get("caption") or "")
         # Lost the message? /orders lists the orders and sends the payment details again.
@@ -55,13 +58,18 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         photo = await s.next_message(ada, before, lambda m: bool(m.get("media")))
         assert photo["media"]["file_id"] == qr["media"]["file_id"]
 
-        # A first part in USDT: partly paid, 48 hours for the rest.
+        # A first part in USDT is not the exact amount: it waits for the owner, who assigns
+        # it. Partly paid, 48 hours for the rest, which has an exact amount of its own.
         part = await s.tg.sim.tron_usdt(s.payer, s.address, "4", solidify="now")
         await s.say(ada, part["hash"])
+        await s.wait_for(ada, text_has("kept for the owner"))
+        waiting = (await s.features.shop.transfers("unattributed"))["items"]
+        await s.features.shop.assign_transfer(waiting[0]["id"], order["id"], "owner")
         await s.wait_for(ada, text_has("6 USDT is still due"))
         partly = await s.state_of(order["id"], "partly_paid")
         assert partly["paid_usdt"] == "4"
         assert partly["due_at"] is not None
+        assert partly["due_usdt"].startswith("6.00") and partly["due_trx"].startswith("24.00")
         # Sending the same hash again: already being checked (counted), nothing new stored.
         await s.say(ada, part["hash"])
         await s.wait_for(ada, text_has("already being checked"))
@@ -78,12 +86,12 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
 
         # The rest in TRX at the rate locked at approval (the price source moved since).
         await s.tg.sim.set_price("0.5")
-        trx = trx_to_ask(Decimal(6), Decimal("0.25"))
-        rest = await s.tg.sim.tron_trx(s.payer, s.address, str(trx), solidify="now")
+        rest = await s.tg.sim.tron_trx(s.payer, s.address, partly["due_trx"], solidify="now")
         await s.say(ada, f"https://tronscan.org/#/transaction/{rest['hash']}")
         await s.wait_for(ada, text_has("paid in full"))
         running = await s.state_of(order["id"], "running")
-        assert running["paid_usdt"] == "10"
+        worth = credited_usdt(Decimal(partly["due_trx"]), Decimal("0.25"))
+        assert Decimal(running["paid_usdt"]) == 4 + worth
         assert running["campaign_id"] is not None
         campaign = await s.features.campaigns.get(running["campaign_id"])
         assert campaign["goal_joins"] == 3
@@ -94,7 +102,7 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         assert kinds.index("started") > kinds.index("paid")
         credited = [p for p in running["payments"] if p["status"] == "credited"]
         assert [p["coin"] for p in credited] == ["USDT", "TRX"]
-        assert credited[1]["credited_usdt"] == "6"
+        assert Decimal(credited[1]["credited_usdt"]) == worth
         # When the campaign ends, the order is complete and the advertiser hears how it went.
         await s.features.campaigns.end(running["campaign_id"])
         done = await s.state_of(order["id"], "completed")
@@ -142,9 +150,9 @@ async def test_a_hash_pays_one_order_once_and_the_wrong_ones_are_explained(
         ada, bob = await s.advertiser(), await s.advertiser("fa")
         first = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
         second = await s.book(bob, "Banner", "Visit Bob\nhttps://bob.example")
-        for order in (first, second):
-            await s.features.shop.approve(order["id"], "owner")
-        paid = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        first = await s.features.shop.approve(first["id"], "owner")
+        await s.features.shop.approve(second["id"], "owner")
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, first["due_usdt"], solidify="now")
         await s.say(ada, paid["hash"])
         await s.state_of(first["id"], "running")
         # Bob replays Ada's transaction: it already paid an order.
@@ -189,7 +197,7 @@ async def test_an_unconfirmed_payment_waits_and_then_counts(
         assert approved["usdt_per_trx"] is None
         request = await s.wait_for(ada, text_has("Please pay"))
         assert "TRX" not in request["text"]
-        tx = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="never")
+        tx = await s.tg.sim.tron_usdt(s.payer, s.address, approved["due_usdt"], solidify="never")
         await s.say(ada, "not a hash 0x1234")
         await s.say(ada, f"0x{tx['hash'].upper()}")
         await s.wait_for(ada, text_has("not confirmed yet"))
@@ -250,8 +258,8 @@ async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_
         assert marked[0]["data"]["reason"] == "paid by bank transfer"
 
         banner = await s.book(ada, "Banner", "Night films\nhttps://films.example")
-        await s.features.shop.approve(banner["id"], "owner")
-        paid = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        banner = await s.features.shop.approve(banner["id"], "owner")
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, banner["due_usdt"], solidify="now")
         await s.say(ada, paid["hash"])
         await s.state_of(banner["id"], "running")
         content = await s.features.contents.create(
@@ -289,9 +297,9 @@ async def test_a_trongrid_outage_is_retried_and_the_order_waits(
     async with shop(pool, db_dsn, tmp_path) as s:
         ada = await s.advertiser()
         order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
-        await s.features.shop.approve(order["id"], "owner")
+        order = await s.features.shop.approve(order["id"], "owner")
         await s.tg.sim.tron_fault("500", count=2)
-        tx = await s.tg.sim.tron_usdt(s.payer, s.address, "5", solidify="now")
+        tx = await s.tg.sim.tron_usdt(s.payer, s.address, order["due_usdt"], solidify="now")
         await s.say(ada, tx["hash"])
 
         async def failed_once() -> bool:
@@ -345,9 +353,23 @@ async def test_over_payments_expiry_and_a_hash_nobody_knows(
         for order in (over, late, ghost):
             await s.features.shop.approve(order["id"], "owner")
 
-        # Paying more than the price: paid, and the excess recorded and told.
+        async def assign(tx_hash: str, order_id: int) -> None:
+            """The owner credits a transfer that matched no order (it waits, once seen)."""
+            found: list[int] = []
+
+            async def seen() -> bool:
+                items = (await s.features.shop.transfers("unattributed"))["items"]
+                found[:] = [t["id"] for t in items if t["tx_hash"] == tx_hash]
+                return bool(found)
+
+            await eventually(seen)
+            await s.features.shop.assign_transfer(found[0], order_id, "owner")
+
+        # Paying more than the price is not the exact amount: the owner assigns it. Paid,
+        # and the excess recorded and told.
         tx = await s.tg.sim.tron_usdt(s.payer, s.address, "7.25", solidify="now")
         await s.say(ada, tx["hash"])
+        await assign(tx["hash"], over["id"])
         await s.wait_for(ada, text_has("2.25 USDT more than the price"))
         paid = await s.state_of(over["id"], "running")
         assert (paid["paid_usdt"], paid["extra_usdt"]) == ("7.25", "2.25")
@@ -355,6 +377,7 @@ async def test_over_payments_expiry_and_a_hash_nobody_knows(
         # A part payment, then the 48 hours run out: expired, the part recorded.
         part = await s.tg.sim.tron_usdt(s.payer, s.address, "1", solidify="now")
         await s.say(bob, part["hash"])
+        await assign(part["hash"], late["id"])
         await s.state_of(late["id"], "partly_paid")
         await pool.execute(
             "UPDATE shop_orders SET due_at = now() - interval '1 second' WHERE id = $1",

@@ -91,11 +91,15 @@ async def create(
     await api.call("POST", f"{base}/{change}/ask-change", {"reason": "Please add a link"})
     await api.call("POST", f"{base}/{rejected}/reject", {"reason": "Not for this audience"})
     await api.call("POST", f"{base}/{cancelled}/cancel", {"reason": "The advertiser asked"})
+    approved = {}
     for order_id in (due, part, full):
-        await api.call("POST", f"{base}/{order_id}/approve")
+        approved[order_id] = await api.call("POST", f"{base}/{order_id}/approve")
+    # A part payment is never its order's exact amount: it waits for the owner (the panel's
+    # Transfers page shows it), then the paid one is the exact amount asked.
     half = await sim.tron_usdt(payer["address"], shop["address"], "7", solidify="now")
     await api.call("POST", f"{base}/{part}/payments", {"tx_hash": half["hash"]})
-    whole = await sim.tron_usdt(payer["address"], shop["address"], "15", solidify="now")
+    exact = approved[full]["due_usdt"]
+    whole = await sim.tron_usdt(payer["address"], shop["address"], exact, solidify="now")
     await api.call("POST", f"{base}/{full}/payments", {"tx_hash": whole["hash"]})
     log.info("shop: %d products, %d live orders", len(made), len(orders))
 

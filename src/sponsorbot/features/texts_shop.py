@@ -40,14 +40,15 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "Please send the material again."
         ),
         "shop_pay": (
-            "Order #{order} is approved. Please pay {amounts} on TRON ({network}) to this "
-            "address:\n<code>{address}</code>\n\nPay by {expires} (UTC), from any wallet, then "
-            "send the transaction hash or its TronScan link here. /orders shows this again."
+            "Order #{order} is approved. Please pay exactly {amounts} on TRON ({network}) to "
+            "this address:\n<code>{address}</code>\n\nPay by {expires} (UTC), from any wallet. "
+            "The last digits of the amount are your order's own: a transfer of exactly this "
+            "amount is credited by itself, any other amount waits for the owner. Sending the "
+            "transaction hash or its TronScan link here speeds it up. /orders shows this again."
         ),
-        "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
-        "shop_amount_trx": "<b>{trx} TRX</b> (at {rate} USDT per TRX)",
+        "shop_amount_usdt": "<code>{usdt}</code> <b>USDT</b> (TRC-20)",
+        "shop_amount_trx": "<code>{trx}</code> <b>TRX</b> (at {rate} USDT per TRX)",
         "shop_or": " or ",
-        "shop_about_trx": " (about {trx} TRX)",
         "shop_qr_caption": "Scan to pay order #{order}: {address}",
         "shop_bad_hash": (
             "That is not a transaction hash. Send the 64-character hash (letters a-f and "
@@ -58,6 +59,14 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_already_checking": "Transaction {hash} is already being checked for this order.",
         "shop_not_payable": "You have no order waiting for payment.",
+        "shop_too_many_hashes": (
+            "Too many transaction hashes for now. Please wait for the answers about the ones "
+            "you sent, and try again in an hour."
+        ),
+        "shop_too_many_orders": (
+            "You already have {most} open orders. Please wait until one is paid, declined or "
+            "cancelled before booking another."
+        ),
         "shop_unconfirmed": (
             "Transaction {hash} is on the network but not confirmed yet. "
             "I will keep checking it for 15 minutes."
@@ -66,7 +75,15 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "Received {amount} {coin} (counted as {credited} USDT) for order #{order}: "
             "{paid} of {price} USDT paid."
         ),
-        "shop_still_due": "{left} USDT is still due{trx}. Please pay it by {due} (UTC).",
+        "shop_still_due": (
+            "{left} USDT is still due. Please pay exactly {amounts} by {due} (UTC): the "
+            "amount is new, with your order's own last digits."
+        ),
+        "shop_held": (
+            "Transaction {hash} brought {amount} {coin}, which is not the exact amount order "
+            "#{order} asks for, so it is kept for the owner, who can assign it to your order. "
+            "To be credited at once, pay exactly {amounts}."
+        ),
         "shop_paid": "Order #{order} is paid in full. Thank you! Your ad starts now.",
         "shop_overpaid": "You paid {extra} USDT more than the price; the owner can see it.",
         "shop_payment_refused": "Transaction {hash} does not count for order #{order}: {reason}",
@@ -89,7 +106,14 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "and the network."
         ),
         "shop_reason_unconfirmed": "it was not confirmed within 15 minutes.",
-        "shop_reminder": "Reminder: {left} USDT is still due for order #{order}, by {due} (UTC).",
+        "shop_reason_returned": "the owner has given this transfer back.",
+        "shop_reason_lookup_failed": (
+            "the network could not be asked about it for a day; the owner can see why."
+        ),
+        "shop_reminder": (
+            "Reminder: {left} USDT is still due for order #{order}, by {due} (UTC). Please pay "
+            "exactly {amounts}."
+        ),
         "shop_expired": "Order #{order} has expired without full payment. {paid}",
         "shop_expired_paid": "The {paid} USDT you paid is recorded; the owner will contact you.",
         "shop_started": "Your ad for order #{order} is running.",
@@ -148,15 +172,19 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "لطفاً محتوا را دوباره بفرستید."
         ),
         "shop_pay": (
-            "سفارش #{order} تأیید شد. لطفاً {amounts} را در شبکهٔ ترون ({network}) به این "
-            "آدرس بپردازید:\n<code>{address}</code>\n\nتا {expires} (UTC) از هر کیف پولی "
-            "بپردازید و سپس هش تراکنش یا لینک TronScan آن را همین‌جا بفرستید. /orders این را "
-            "دوباره نشان می‌دهد."
+            "سفارش #{order} تأیید شد. لطفاً دقیقاً {amounts} را در شبکهٔ ترون ({network}) به "
+            "این آدرس بپردازید:\n\u2066<code>{address}</code>\u2069\n\n"
+            "تا \u2066{expires} (UTC)\u2069 از هر کیف پولی بپردازید. رقم‌های آخر مبلغ مخصوص "
+            "سفارش شماست: انتقالی با دقیقاً همین "
+            "مبلغ خودبه‌خود ثبت می‌شود و هر مبلغ دیگری منتظر مالک می‌ماند. فرستادن هش تراکنش یا "
+            "لینک TronScan آن در همین‌جا کار را سریع‌تر می‌کند. \u2066/orders\u2069 این را دوباره "
+            "نشان می‌دهد."
         ),
-        "shop_amount_usdt": "<b>{usdt} USDT</b> (TRC-20)",
-        "shop_amount_trx": "<b>{trx} TRX</b> (با نرخ {rate} USDT برای هر TRX)",
+        "shop_amount_usdt": "\u2066<code>{usdt}</code> <b>USDT</b>\u2069 (TRC-20)",
+        "shop_amount_trx": (
+            "\u2066<code>{trx}</code> <b>TRX</b>\u2069 (با نرخ \u2066{rate} USDT\u2069 برای هر TRX)"
+        ),
         "shop_or": " یا ",
-        "shop_about_trx": " (حدود {trx} TRX)",
         "shop_qr_caption": "برای پرداخت سفارش #{order} اسکن کنید: {address}",
         "shop_bad_hash": (
             "این هش تراکنش نیست. هش ۶۴ نویسه‌ای (حروف a تا f و رقم) یا لینک TronScan "
@@ -165,6 +193,14 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_checking": "تراکنش {hash} در حال بررسی است. پاسخ تا یک دقیقه همین‌جا می‌رسد.",
         "shop_already_checking": "تراکنش {hash} برای این سفارش در حال بررسی است.",
         "shop_not_payable": "سفارشی در انتظار پرداخت ندارید.",
+        "shop_too_many_hashes": (
+            "فعلاً هش تراکنش زیادی فرستاده‌اید. لطفاً منتظر پاسخ هش‌های فرستاده‌شده بمانید و "
+            "یک ساعت دیگر دوباره امتحان کنید."
+        ),
+        "shop_too_many_orders": (
+            "شما هم‌اکنون {most} سفارش باز دارید. لطفاً پیش از رزرو سفارش تازه صبر کنید تا "
+            "یکی پرداخت، رد یا لغو شود."
+        ),
         "shop_unconfirmed": (
             "تراکنش {hash} در شبکه هست ولی هنوز تأیید نشده. تا ۱۵ دقیقه بررسی را ادامه می‌دهم."
         ),
@@ -172,7 +208,15 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "{amount} {coin} (معادل {credited} USDT) برای سفارش #{order} دریافت شد: "
             "{paid} از {price} USDT پرداخت شده."
         ),
-        "shop_still_due": "{left} USDT{trx} هنوز باقی است. لطفاً تا {due} (UTC) بپردازید.",
+        "shop_still_due": (
+            "\u2066{left} USDT\u2069 هنوز باقی است. لطفاً تا \u2066{due} (UTC)\u2069 دقیقاً "
+            "{amounts} بپردازید: مبلغ تازه است و رقم‌های آخرش مخصوص سفارش شماست."
+        ),
+        "shop_held": (
+            "تراکنش \u2066{hash}\u2069 مبلغ \u2066{amount} {coin}\u2069 آورده که مبلغ دقیق سفارش "
+            "#{order} نیست، پس برای مالک نگه داشته شد تا آن را به سفارش شما بدهد. برای ثبت "
+            "فوری، دقیقاً {amounts} بپردازید."
+        ),
         "shop_paid": "سفارش #{order} کامل پرداخت شد. ممنون! تبلیغ شما اکنون شروع می‌شود.",
         "shop_overpaid": "{extra} USDT بیش از قیمت پرداخت کرده‌اید؛ مالک آن را می‌بیند.",
         "shop_payment_refused": "تراکنش {hash} برای سفارش #{order} پذیرفته نیست: {reason}",
@@ -194,7 +238,12 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "شبکهٔ {network} آن را نمی‌شناسد (۱۵ دقیقه بررسی شد). هش و شبکه را بررسی کنید."
         ),
         "shop_reason_unconfirmed": "در ۱۵ دقیقه تأیید نشد.",
-        "shop_reminder": "یادآوری: {left} USDT برای سفارش #{order} تا {due} (UTC) باقی است.",
+        "shop_reason_returned": "مالک این انتقال را بازگردانده است.",
+        "shop_reason_lookup_failed": "یک روز نشد از شبکه دربارهٔ آن پرسید؛ مالک علتش را می‌بیند.",
+        "shop_reminder": (
+            "یادآوری: \u2066{left} USDT\u2069 برای سفارش #{order} تا \u2066{due} (UTC)\u2069 "
+            "باقی است. لطفاً دقیقاً {amounts} بپردازید."
+        ),
         "shop_expired": "مهلت سفارش #{order} بدون پرداخت کامل تمام شد. {paid}",
         "shop_expired_paid": "{paid} USDT پرداختی شما ثبت شده است؛ مالک با شما تماس می‌گیرد.",
         "shop_started": "تبلیغ سفارش #{order} در حال اجراست.",

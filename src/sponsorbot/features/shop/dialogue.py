@@ -9,6 +9,8 @@ name is looked up again and must belong to this bot (callback data is the client
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,6 +46,17 @@ BUTTON_LINE = re.compile(r"^(?P<text>.{1,64}?)\s+[-|–]\s+(?P<url>(https?|tg):/
 # Text that looks like an attempt at a hash: long hex, or a TronScan link.
 HASHY = re.compile(r"(?i)^(0x)?[0-9a-f]{30,100}$|tronscan|/transaction/")
 MAX_BANNER = 200
+# The advertiser's limits: hashes a person may send in an hour (turned-down ones count), and
+# hashes one order may have being checked at once and in all.
+HASHES_PER_HOUR = 10
+CHECKING_PER_ORDER = 3
+HASHES_PER_ORDER = 20
+# Orders a person may have open at once (each waits in the owner's review queue).
+OPEN_ORDERS_PER_PERSON = 3
+# Reasons that time may change (the network saw it late, TronGrid was down): such a hash may be
+# sent again this long after it was turned down.
+RETRYABLE = ("unknown", "unconfirmed", "lookup_failed")
+RETRY_AFTER = timedelta(minutes=10)
 # How much of a post the summary shows, in characters the advertiser sees.
 MAX_SHOWN = 300
 # Who may book a gate slot for a chat: the people who run it.
@@ -385,6 +398,12 @@ class Dialogue:
         bot_id = ctx.bot.id
         revised = data.get("order_id")
         texts = (await self.config.get(bot_id)).texts
+        if revised is None:
+            open_orders = await ctx.db.fetchval(queries.OPEN_ORDERS_OF_USER, bot_id, user_id)
+            if open_orders >= OPEN_ORDERS_PER_PERSON:
+                # Each is a row in the owner's review queue; the summary stays for later.
+                await self._say(ctx, person, "shop_too_many_orders", most=OPEN_ORDERS_PER_PERSON)
+                return
 
         async def save(conn: asyncpg.Connection) -> None:
             if revised is not None:
@@ -414,7 +433,10 @@ class Dialogue:
         ctx.uow.run_in_transaction(save)
 
     async def payment(self, message: dict[str, Any], ctx: Context) -> None:
-        """A transaction hash (or its link) for the advertiser's order waiting for payment."""
+        """A transaction hash (or its link) for the advertiser's order waiting for payment.
+
+        Bounded per person and per order, turned-down hashes included: each hash costs the
+        shop TronGrid lookups for up to 15 minutes."""
         person = message["from"]
         user_id = int(person["id"])
         try:
@@ -426,17 +448,39 @@ class Dialogue:
         if order is None:
             await self._say(ctx, person, "shop_not_payable")
             return
-        known = await ctx.db.fetchrow(queries.PAYMENT_OF, order["id"], tx_hash)
-        if known is not None:
+        order_id, bot_id = order["id"], ctx.bot.id
+        known = await ctx.db.fetchrow(queries.PAYMENT_OF, order_id, tx_hash)
+        if known is not None and not _may_retry(known):
             await self._say(ctx, person, "shop_already_checking", hash=notices.short(tx_hash))
             return
+        sent = await ctx.db.fetchval(queries.HASHES_OF_USER, bot_id, user_id)
+        counts = await ctx.db.fetchrow(queries.HASHES_OF_ORDER, bot_id, order_id)
+        if (
+            sent >= HASHES_PER_HOUR
+            or counts["checking"] >= CHECKING_PER_ORDER
+            or counts["total"] >= HASHES_PER_ORDER
+        ):
+            await self._say(ctx, person, "shop_too_many_hashes")
+            return
         seen(ctx.uow, person)
-        order_id, bot_id = order["id"], ctx.bot.id
 
         async def insert(conn: asyncpg.Connection) -> None:
-            made = await conn.fetchval(queries.INSERT_PAYMENT, order_id, bot_id, tx_hash, "bot")
+            if known is not None:
+                made = await conn.fetchval(queries.REQUEUE, bot_id, known["id"])
+            else:
+                made = await conn.fetchval(queries.INSERT_PAYMENT, order_id, bot_id, tx_hash, "bot")
             if made is not None:
                 await log_step(conn, order_id, "hash_submitted", f"tg:{user_id}", hash=tx_hash)
 
         ctx.uow.run_in_transaction(insert)
         await self._say(ctx, person, "shop_checking", hash=notices.short(tx_hash))
+
+
+def _may_retry(payment: Mapping[str, Any]) -> bool:
+    """A hash turned down for a reason time may change can be sent again after a pause."""
+    return (
+        payment["status"] == "rejected"
+        and payment["reason"] in RETRYABLE
+        and payment["decided_at"] is not None
+        and datetime.now(UTC) - payment["decided_at"] >= RETRY_AFTER
+    )

@@ -3,7 +3,7 @@
 A gate slot becomes a sponsor campaign with the order's joins as its goal, a broadcast post a
 broadcast to the whole audience, a banner a run of N days after delivered content. Starting is
 idempotent: the campaign or broadcast is named after the order, so a start retried after a crash
-finds the one it made instead of making a second.
+finds the one it made instead of making a second, and a broadcast found unsent is sent.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from sponsorbot.features.shop import queries
 
 CAMPAIGN_OF = "SELECT id FROM campaigns WHERE created_by = $1 ORDER BY id LIMIT 1"
 BROADCAST_OF = "SELECT id FROM broadcasts WHERE created_by = $1 ORDER BY id LIMIT 1"
+BROADCAST_STATUS = "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2"
 FINISHED_CAMPAIGN = ("reached", "ended")
 FINISHED_BROADCAST = ("done", "cancelled")
 
@@ -75,9 +76,17 @@ class Fulfilment:
                 wanted = BroadcastDraft(title=name, post=post)
                 created = await self.broadcasts.create(order["bot_id"], wanted, maker(order["id"]))
                 made = created["id"]
-                await self.broadcasts.send(order["bot_id"], made)
+            # Sent whether just made or found: a start retried after a crash between the two
+            # steps finds a draft, which must still go out.
+            await self.resume(order["bot_id"], int(made))
             return Started(broadcast_id=int(made))
         return Started(ends_at=now + timedelta(days=int(order["days"])))
+
+    async def resume(self, bot_id: int, broadcast_id: int) -> None:
+        """Send an order's broadcast if it is still a draft (sending it twice is refused)."""
+        status = await self.pool.fetchval(BROADCAST_STATUS, bot_id, broadcast_id)
+        if status == "draft":
+            await self.broadcasts.send(bot_id, broadcast_id)
 
     async def finished(self, row: Mapping[str, Any], now: datetime) -> bool:
         """Whether a running order's ad is over (a RUNNING row)."""

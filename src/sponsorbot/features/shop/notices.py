@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from sponsorbot.engine import calls
 from sponsorbot.engine.unit import QueuedCall
-from sponsorbot.features.shop.rules import show, trx_to_ask
+from sponsorbot.features.shop.rules import show
 from sponsorbot.features.texts import render
 from sponsorbot.tron.address import to_base58
 
@@ -29,16 +28,16 @@ def short(tx_hash: str) -> str:
     return f"{tx_hash[:8]}…{tx_hash[-6:]}"
 
 
-def amounts(order: Mapping[str, Any], usdt: Decimal, texts: Texts) -> str:
-    """`usdt` as the order can be paid: in USDT, in TRX at the locked rate, or either."""
+def amounts(order: Mapping[str, Any], texts: Texts) -> str:
+    """The exact amounts the order asks for now: in USDT, in TRX at the locked rate, or either."""
     lang = order["language"]
     parts = []
-    if order["accept_usdt"]:
-        parts.append(render("shop_amount_usdt", lang, texts, usdt=show(usdt)))
+    if order["accept_usdt"] and order["due_usdt"] is not None:
+        parts.append(render("shop_amount_usdt", lang, texts, usdt=show(order["due_usdt"])))
     rate = order["usdt_per_trx"]
-    if order["accept_trx"] and rate:
-        trx = trx_to_ask(usdt, rate)
-        parts.append(render("shop_amount_trx", lang, texts, trx=show(trx), rate=show(rate)))
+    if order["accept_trx"] and rate and order["due_trx"] is not None:
+        trx = show(order["due_trx"])
+        parts.append(render("shop_amount_trx", lang, texts, trx=trx, rate=show(rate)))
     return render("shop_or", lang, texts).join(parts)
 
 
@@ -51,12 +50,11 @@ def say(order: Mapping[str, Any], key: str, texts: Texts, **values: Any) -> Queu
 def payment_request(order: Mapping[str, Any], texts: Texts) -> QueuedCall:
     """The address, the amounts and the deadline, after approval."""
     lang = order["language"]
-    left = order["price_usdt"] - order["paid_usdt"]
     text = render(
         "shop_pay",
         lang,
         texts,
-        raw={"amounts": amounts(order, left, texts)},
+        raw={"amounts": amounts(order, texts)},
         order=order["id"],
         network=NETWORK_NAMES[order["network"]],
         address=to_base58(bytes(order["address"])),
@@ -66,22 +64,32 @@ def payment_request(order: Mapping[str, Any], texts: Texts) -> QueuedCall:
 
 
 def still_due(order: Mapping[str, Any], texts: Texts, key: str = "shop_still_due") -> QueuedCall:
-    """What is left after a part payment (or a reminder of it)."""
+    """What is left after a part payment (or a reminder of it), as exact amounts."""
     lang = order["language"]
     left = order["price_usdt"] - order["paid_usdt"]
-    trx = ""
-    if order["accept_trx"] and order["usdt_per_trx"]:
-        trx = render(
-            "shop_about_trx", lang, texts, trx=show(trx_to_ask(left, order["usdt_per_trx"]))
-        )
     text = render(
         key,
         lang,
         texts,
-        raw={"trx": trx},
+        raw={"amounts": amounts(order, texts)},
         order=order["id"],
         left=show(left),
         due=when(order["due_at"]),
+    )
+    return calls.send_message(int(order["user_id"]), text)
+
+
+def held(order: Mapping[str, Any], transfer: Mapping[str, Any], texts: Texts) -> QueuedCall:
+    """A real transfer that is not this order's exact amount: it waits for the owner."""
+    text = render(
+        "shop_held",
+        order["language"],
+        texts,
+        raw={"amounts": amounts(order, texts)},
+        hash=short(transfer["tx_hash"]),
+        amount=show(transfer["amount"]),
+        coin=transfer["coin"],
+        order=order["id"],
     )
     return calls.send_message(int(order["user_id"]), text)
 

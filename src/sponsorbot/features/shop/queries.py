@@ -47,7 +47,7 @@ o.id, o.bot_id, o.product_id, o.kind, o.title, o.joins, o.days, o.user_id, o.use
 o.language, o.material, o.price_usdt, o.state, o.note, o.network, o.address, o.accept_usdt,
 o.accept_trx, o.approved_at, o.usdt_per_trx, o.rate_source, o.expires_at, o.due_at, o.reminded,
 o.paid_usdt, o.qr_file_id, o.campaign_id, o.broadcast_id, o.started_at, o.ends_at, o.ended_at,
-o.report, o.created_at, o.updated_at
+o.report, o.created_at, o.updated_at, o.due_usdt, o.due_trx, o.start_after, o.start_tries
 """
 ORDER = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1"
 ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 FOR UPDATE"
@@ -91,9 +91,6 @@ SET state = 'awaiting_payment', network = $2, address = $3, accept_usdt = $4, ac
 WHERE id = $1
 """
 SET_QR = "UPDATE shop_orders SET qr_file_id = $2 WHERE id = $1"
-CREDIT_ORDER = """
-UPDATE shop_orders SET paid_usdt = $2, state = $3, due_at = $4, updated_at = now() WHERE id = $1
-"""
 REMINDED = "UPDATE shop_orders SET reminded = $2, updated_at = now() WHERE id = $1"
 STARTED = """
 UPDATE shop_orders
@@ -151,16 +148,45 @@ INSERT INTO shop_payments (order_id, bot_id, tx_hash, source) VALUES ($1, $2, $3
 ON CONFLICT (bot_id, order_id, tx_hash) DO NOTHING
 RETURNING id
 """
-CREDITED_ELSEWHERE = """
-SELECT order_id FROM shop_payments WHERE tx_hash = $1 AND status = 'credited' AND order_id <> $2
+# The runner's batch: hashes due for a (re)check, oldest due first, each claimed for a minute
+# so that no other worker checks it meanwhile (a worker that dies lets the claim run out).
+CLAIM_DUE = f"""
+UPDATE shop_payments p SET next_check_at = now() + make_interval(secs => $2)
+FROM (SELECT id, bot_id FROM shop_payments
+      WHERE status = 'checking' AND next_check_at <= now()
+      ORDER BY next_check_at LIMIT $1
+      FOR UPDATE SKIP LOCKED) due
+WHERE p.id = due.id AND p.bot_id = due.bot_id
+RETURNING {_PAYMENT_COLUMNS}
 """
-# The runner's batch: hashes due for a (re)check, oldest due first (the scheduler's lease makes
-# the runner the only one; each verdict is written under the order's row lock).
-DUE_PAYMENTS = f"""
-SELECT {_PAYMENT_COLUMNS} FROM shop_payments p
-WHERE p.status = 'checking' AND p.next_check_at <= now()
-ORDER BY p.next_check_at
-LIMIT $1
+# The verdict is written under the hash's own row lock, and only while it is still checking.
+PAYMENT_LOCK = f"""
+SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.id = $1 AND p.bot_id = $2 FOR UPDATE
+"""
+# The advertiser's side has limits: hashes sent by one person in the last hour (turned-down
+# ones count), hashes of one order being checked at once, and in all.
+HASHES_OF_USER = """
+SELECT count(*) FROM shop_payments p
+JOIN shop_orders o ON o.bot_id = p.bot_id AND o.id = p.order_id
+WHERE p.bot_id = $1 AND o.user_id = $2 AND p.submitted_at > now() - interval '1 hour'
+"""
+HASHES_OF_ORDER = """
+SELECT count(*) FILTER (WHERE status = 'checking') AS checking, count(*) AS total
+FROM shop_payments WHERE bot_id = $1 AND order_id = $2
+"""
+OPEN_ORDERS_OF_USER = """
+SELECT count(*) FROM shop_orders
+WHERE bot_id = $1 AND user_id = $2
+  AND state IN ('submitted', 'in_review', 'awaiting_payment', 'partly_paid')
+"""
+# A hash turned down for a reason time can change (the network had not seen it yet, TronGrid
+# was down) is checked again when sent again, or when the owner asks.
+REQUEUE = """
+UPDATE shop_payments
+SET status = 'checking', reason = NULL, checks = 0, last_error = NULL, next_check_at = now(),
+    submitted_at = now(), decided_at = NULL
+WHERE bot_id = $1 AND id = $2 AND status = 'rejected'
+RETURNING id
 """
 PAYMENT_RETRY = """
 UPDATE shop_payments SET checks = checks + 1, last_error = $2, next_check_at = $3
@@ -169,17 +195,20 @@ WHERE id = $1 AND status = 'checking'
 PAYMENT_DECIDED = """
 UPDATE shop_payments
 SET status = $2, reason = $3, coin = $4, amount = $5, from_address = $6, to_address = $7,
-    credited_usdt = $8, block_time = $9, checks = checks + 1, last_error = NULL,
+    credited_usdt = $8, block_time = $9, checks = checks + 1, last_error = $10,
     decided_at = now()
 WHERE id = $1 AND status = 'checking'
 """
 # The clock's work.
+# An order expires at its deadline; a hash still being checked holds it a little longer, never
+# more than $1 seconds (the wait for an unconfirmed hash, and a margin).
 TO_EXPIRE = """
 SELECT id FROM shop_orders o
 WHERE (state = 'awaiting_payment' AND expires_at < now()
        OR state = 'partly_paid' AND due_at < now())
-  AND NOT EXISTS (SELECT 1 FROM shop_payments p
-                  WHERE p.bot_id = o.bot_id AND p.order_id = o.id AND p.status = 'checking')
+  AND (NOT EXISTS (SELECT 1 FROM shop_payments p
+                   WHERE p.bot_id = o.bot_id AND p.order_id = o.id AND p.status = 'checking')
+       OR COALESCE(due_at, expires_at) < now() - make_interval(secs => $1))
 ORDER BY id LIMIT 100
 """
 TO_REMIND = """
@@ -187,9 +216,21 @@ SELECT id FROM shop_orders
 WHERE state = 'partly_paid' AND reminded < 2 AND due_at - interval '24 hours' <= now()
 ORDER BY id LIMIT 100
 """
-TO_START = "SELECT id FROM shop_orders WHERE state = 'paid' ORDER BY id LIMIT 20"
+# Paid orders whose ad may start now, each claimed for two minutes (a start is idempotent, the
+# claim keeps two workers from doing it at once).
+TO_START = """
+UPDATE shop_orders o SET start_after = now() + interval '2 minutes', start_tries = start_tries + 1
+FROM (SELECT id, bot_id FROM shop_orders
+      WHERE state = 'paid' AND (start_after IS NULL OR start_after <= now())
+      ORDER BY id LIMIT 20
+      FOR UPDATE SKIP LOCKED) due
+WHERE o.id = due.id AND o.bot_id = due.bot_id
+RETURNING o.id, o.start_tries
+"""
+START_LATER = "UPDATE shop_orders SET start_after = $2 WHERE id = $1 AND state = 'paid'"
 RUNNING = """
-SELECT o.id, o.kind, o.ends_at, c.status AS campaign_status, b.status AS broadcast_status
+SELECT o.id, o.bot_id, o.broadcast_id, o.kind, o.ends_at, c.status AS campaign_status,
+       b.status AS broadcast_status
 FROM shop_orders o
 LEFT JOIN campaigns c ON c.id = o.campaign_id
 LEFT JOIN broadcasts b ON b.bot_id = o.bot_id AND b.id = o.broadcast_id
@@ -206,3 +247,30 @@ BANNER_SHOWN = """
 SELECT count(*) FROM events
 WHERE bot_id = $1 AND kind = 'content_sent' AND at >= $2 AND at < $3
 """
+
+# Transfers, with the orders whose advertisers sent their hash (the claims).
+_TRANSFER = """
+SELECT t.id, t.network, t.tx_hash, t.coin, t.amount, t.from_address, t.to_address, t.block_time,
+       t.state, t.reason, t.order_bot_id, t.order_id, t.credited_usdt, t.matched_by, t.seen_at,
+       t.decided_at, t.decided_by, t.note,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                    'order_id', p.order_id, 'bot_id', p.bot_id, 'status', p.status,
+                    'reason', p.reason, 'submitted_at', p.submitted_at) ORDER BY p.id)
+                 FROM shop_payments p WHERE p.tx_hash = t.tx_hash), '[]') AS claims
+FROM shop_transfers t
+"""
+TRANSFERS = (
+    _TRANSFER
+    + """
+WHERE ($1::text IS NULL OR t.state = $1) AND ($2::bigint IS NULL OR t.id < $2)
+ORDER BY t.id DESC
+LIMIT $3
+"""
+)
+TRANSFER = _TRANSFER + "WHERE t.id = $1"
+RETURN_TRANSFER = """
+UPDATE shop_transfers SET state = 'returned', note = $2, decided_by = $3, decided_at = now()
+WHERE id = $1 AND state = 'unattributed'
+RETURNING id
+"""
+PAYMENT_BY_ID = f"SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.id = $1"

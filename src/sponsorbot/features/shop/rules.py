@@ -34,10 +34,13 @@ State = Literal[
     "cancelled",
     "refunded",
 ]
-PaymentStatus = Literal["checking", "credited", "rejected"]
+# held: the transfer is real but not this order's by its amount; it waits for the owner.
+PaymentStatus = Literal["checking", "credited", "rejected", "held"]
+TransferState = Literal["credited", "unattributed", "returned"]
 KINDS: tuple[str, ...] = get_args(Kind)
 STATES: tuple[str, ...] = get_args(State)
 PAYMENT_STATUSES: tuple[str, ...] = get_args(PaymentStatus)
+TRANSFER_STATES: tuple[str, ...] = get_args(TransferState)
 # Where each move may start from. Anything else is a 409 naming the order's state.
 MOVES: dict[str, tuple[str, ...]] = {
     "approve": ("submitted",),

@@ -1,8 +1,12 @@
-"""The shop's periodic work, once in the cluster (the scheduler's lease):
+"""The shop's periodic work (docs/shop-payments.md):
 
-- the verification runner checks submitted hashes on TronGrid every few seconds and settles
-  each one (credit, reject, or wait up to 15 minutes), the order's state moving with it;
+- the verification runner claims submitted hashes, checks them on TronGrid every few seconds
+  and settles each one: a real transfer to the shop is recorded once and credited to the order
+  whose exact amount it is, or held for the owner; a bad one is turned down with its reason;
 - the clock expires unpaid orders, reminds part payers, starts paid ads and finishes ended ones.
+
+The scheduler's lease makes one worker run it at a time, but a lease can run out under a slow
+TronGrid: every hash and every start is claimed in the database, so an overlap does no harm.
 
 TronGrid is only ever asked outside a transaction; what it said is written in one short
 transaction per hash, with the advertiser's message as an outbox row in the same commit.
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -22,9 +26,9 @@ import asyncpg
 
 from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.errors import FeatureError
-from sponsorbot.features.shop import notices, queries
+from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.fulfil import Fulfilment
-from sponsorbot.features.shop.rules import PAYABLE, after_credit, can, reminders_due, show
+from sponsorbot.features.shop.rules import can, reminders_due, show
 from sponsorbot.features.shop.service import ShopService, enqueue, log_step
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
@@ -37,6 +41,13 @@ log = logging.getLogger(__name__)
 
 # Unknown or unconfirmed hashes are checked again for this long, then turned down.
 WAIT_LIMIT = timedelta(minutes=15)
+# TronGrid failing (a refused key, an outage) is retried this long, then the hash is turned
+# down as `lookup_failed` and the owner sees why in its last error.
+LOOKUP_LIMIT = timedelta(hours=24)
+# How long a worker holds the hashes it took for checking; a dead worker's come back after it.
+CHECK_CLAIM_S = 60.0
+# An order is not expired while a hash is being checked, but never for longer than this.
+EXPIRY_GRACE_S = (WAIT_LIMIT + timedelta(minutes=5)).total_seconds()
 BATCH = 20
 PARALLEL = 4
 
@@ -48,8 +59,14 @@ def next_check(checks: int, now: datetime, failed: bool) -> datetime:
     return now + timedelta(seconds=3 if checks < 10 else 10)
 
 
+def start_backoff(tries: int) -> timedelta:
+    """When a failed start is tried again: 1, 5 and 30 minutes, then hourly."""
+    return timedelta(minutes=(1, 5, 30)[tries - 1] if tries <= 3 else 60)
+
+
 class ShopRunner:
-    """The verification runner and the shop's clock."""
+    """The verification runner and the shop's clock. Two workers may run it at once (a job's
+    lease can run out under a slow TronGrid): every hash and every start is claimed first."""
 
     def __init__(
         self,
@@ -62,8 +79,6 @@ class ShopRunner:
         self.fulfil = fulfil
         self.settings = settings
         self.session = session
-        # A start that failed (a channel right missing, Telegram down) is tried again later.
-        self._start_after: dict[int, datetime] = {}
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -71,22 +86,26 @@ class ShopRunner:
         return self.shop.pool
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
-        """One round: check due hashes, then move the clock."""
-        await self.check_payments()
-        await self.clock()
+        """One round: check due hashes, then move the clock (even if the checks failed)."""
+        try:
+            await self.check_payments()
+        finally:
+            await self.clock()
 
     # The verification runner
 
     async def check_payments(self) -> None:
-        """Check every hash that is due, a few at a time."""
-        due = await self.pool.fetch(queries.DUE_PAYMENTS, BATCH)
+        """Claim the hashes that are due and check them, a few at a time."""
+        due = await self.pool.fetch(queries.CLAIM_DUE, BATCH, CHECK_CLAIM_S)
         gate = asyncio.Semaphore(PARALLEL)
 
         async def one(payment: asyncpg.Record) -> None:
             async with gate:
                 try:
                     await self._check(payment)
-                except (OSError, asyncpg.PostgresError):
+                except Exception:
+                    # One hash's trouble (a database error, a surprise) is not the others':
+                    # its claim runs out and it is checked again.
                     log.exception("payment %s: the check failed; it is tried again", payment["id"])
 
         await asyncio.gather(*(one(p) for p in due))
@@ -112,25 +131,36 @@ class ShopRunner:
                 accept_trx=bool(order["accept_trx"]),
             )
         except TronGridError as exc:
-            # Not the payer's fault: the order keeps its state and the hash is asked again.
+            # Not the payer's fault: the order keeps its state and the hash is asked again,
+            # for a bounded time.
+            log.warning("payment %s: TronGrid: %s", payment["id"], exc)
+            if now - payment["submitted_at"] > LOOKUP_LIMIT:
+                await self._settle(payment, Verdict("reject", "lookup_failed"), now, str(exc))
+                return
             at = next_check(payment["checks"], now, failed=True)
             await self.pool.execute(queries.PAYMENT_RETRY, payment["id"], str(exc), at)
-            log.warning("payment %s: TronGrid: %s", payment["id"], exc)
             return
         await self._settle(payment, verdict, now)
 
-    async def _settle(self, payment: asyncpg.Record, verdict: Verdict, now: datetime) -> None:
-        bot_id = payment["bot_id"]
-        texts = (await self.shop.config.get(bot_id)).texts
+    async def _settle(
+        self, payment: asyncpg.Record, verdict: Verdict, now: datetime, error: str | None = None
+    ) -> None:
+        texts = (await self.shop.config.get(payment["bot_id"])).texts
+        woken = {payment["bot_id"]}
         async with self.pool.acquire() as conn, conn.transaction():
-            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, payment["order_id"])
+            claim = await conn.fetchrow(queries.PAYMENT_LOCK, payment["id"], payment["bot_id"])
+            if claim is None or claim["status"] != "checking":
+                return  # another worker settled it meanwhile
+            order = await conn.fetchrow(queries.ORDER, claim["order_id"])
             if verdict.verdict == "wait":
-                await self._wait(conn, payment, order, verdict, now, texts)
+                await self._wait(conn, claim, order, verdict, now, texts)
             elif verdict.verdict == "reject":
-                await self._reject(conn, payment, order, verdict.reason or "failed", verdict, texts)
+                reason = verdict.reason or "failed"
+                await self._reject(conn, claim, order, reason, verdict, texts, error)
             else:
-                await self._credit(conn, payment, order, verdict, now, texts)
-        self.shop.wake(bot_id)
+                woken |= await self._attribute(conn, claim, order, verdict, now, texts)
+        for bot_id in woken:
+            self.shop.wake(bot_id)
 
     async def _wait(
         self,
@@ -165,8 +195,9 @@ class ShopRunner:
         reason: str,
         verdict: Verdict,
         texts: Mapping[str, Any],
+        error: str | None = None,
     ) -> None:
-        await _decide(conn, payment, "rejected", reason, verdict, None)
+        await _decide(conn, payment, "rejected", reason, verdict, None, error)
         await log_step(
             conn, order["id"], "payment_rejected", "system", hash=payment["tx_hash"], reason=reason
         )
@@ -177,84 +208,79 @@ class ShopRunner:
             [notices.refusal(order, payment["tx_hash"], reason, facts, texts)],
         )
 
-    async def _credit(
+    async def _attribute(
         self,
         conn: asyncpg.Connection,
-        payment: asyncpg.Record,
+        claim: asyncpg.Record,
         order: asyncpg.Record,
         verdict: Verdict,
         now: datetime,
         texts: Mapping[str, Any],
-    ) -> None:
-        credit = verdict.credited_usdt
-        elsewhere = await conn.fetchval(queries.CREDITED_ELSEWHERE, payment["tx_hash"], order["id"])
-        if credit is None or elsewhere is not None:
-            await self._reject(conn, payment, order, "already_used", verdict, texts)
-            return
-        try:
-            async with conn.transaction():
-                await _decide(conn, payment, "credited", None, verdict, credit)
-        except asyncpg.UniqueViolationError:
-            # Another order's credit of the same hash committed first: the index decides.
-            await self._reject(conn, payment, order, "already_used", verdict, texts)
-            return
-        in_time = order["state"] in PAYABLE or (
-            order["state"] == "expired" and payment["submitted_at"] <= _deadline(order)
-        )
-        state = order["state"]
-        paid = after_credit(
-            state, order["price_usdt"], order["paid_usdt"], credit, order["due_at"], now
-        )
-        if in_time:
-            state = paid.state
-        await conn.execute(queries.CREDIT_ORDER, order["id"], paid.paid, state, paid.due_at)
-        await log_step(
-            conn,
-            order["id"],
-            "payment_credited",
-            "system",
-            hash=payment["tx_hash"],
-            coin=verdict.coin,
-            amount=str(verdict.amount),
-            credited_usdt=str(credit),
-        )
-        updated = await conn.fetchrow(queries.ORDER, order["id"])
-        out = [
-            notices.say(
-                updated,
-                "shop_credited",
-                texts,
-                amount=show(verdict.amount or Decimal(0)),
-                coin=verdict.coin,
-                credited=show(credit),
-                paid=show(paid.paid),
-                price=show(order["price_usdt"]),
+    ) -> set[int]:
+        """A real transfer to the shop: record it once, then credit it to the order whose exact
+        amount it is (whoever sent the hash), or hold it for the owner. The bots to wake."""
+        transfer = await ledger.record(conn, order["network"], claim["tx_hash"], verdict)
+        if transfer["state"] == "credited":
+            if (transfer["order_bot_id"], transfer["order_id"]) == (order["bot_id"], order["id"]):
+                await _decide(conn, claim, "credited", None, verdict, transfer["credited_usdt"])
+            else:
+                await self._reject(conn, claim, order, "already_used", verdict, texts)
+            return set()
+        if transfer["state"] == "returned":
+            await self._reject(conn, claim, order, "returned", verdict, texts)
+            return set()
+        outcome, target = await ledger.match(conn, transfer)
+        if target is None:
+            await _decide(conn, claim, "held", outcome.hold, verdict, None)
+            await log_step(
+                conn,
+                order["id"],
+                "payment_held",
+                "system",
+                hash=claim["tx_hash"],
+                reason=outcome.hold,
             )
-        ]
-        if in_time and state == "paid":
-            await log_step(conn, order["id"], "paid", "system")
-            out.append(notices.say(updated, "shop_paid", texts))
-            if paid.extra > 0:
-                out.append(notices.say(updated, "shop_overpaid", texts, extra=show(paid.extra)))
-        elif in_time:
-            out.append(notices.still_due(updated, texts))
-        await enqueue(conn, order["bot_id"], out)
+            await enqueue(conn, order["bot_id"], [notices.held(order, transfer, texts)])
+            return set()
+        target_texts = texts
+        if target["bot_id"] != order["bot_id"]:
+            target_texts = (await self.shop.config.get(target["bot_id"])).texts
+        if target["id"] == order["id"]:
+            value = ledger.value_of(transfer, target)
+            await _decide(conn, claim, "credited", None, verdict, value)
+        else:
+            # The transfer is another order's by its amount: it never counts for this one.
+            await self._reject(conn, claim, order, "already_used", verdict, texts)
+        made = await ledger.credit(conn, transfer, target, "amount", "system", now, target_texts)
+        await enqueue(conn, target["bot_id"], made.messages)
+        return {target["bot_id"]}
 
     # The clock
 
     async def clock(self) -> None:
-        """Expire, remind, start and finish, in that order."""
+        """Expire, remind, start and finish, in that order; one order's trouble stops no other."""
         now = self.shop.clock()
-        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_EXPIRE)]:
-            await self._expire(order_id, now)
+        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_EXPIRE, EXPIRY_GRACE_S)]:
+            await self._each("expire", order_id, self._expire(order_id, now))
         for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REMIND)]:
-            await self._remind(order_id, now)
-        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_START)]:
-            if self._start_after.get(order_id, now) <= now:
-                await self._start(order_id, now)
+            await self._each("remind", order_id, self._remind(order_id, now))
+        for row in await self.pool.fetch(queries.TO_START):
+            await self._each("start", row["id"], self._start(row["id"], row["start_tries"], now))
         for row in await self.pool.fetch(queries.RUNNING):
-            if await self.fulfil.finished(row, now):
-                await self._complete(row["id"], now)
+            await self._each("finish", row["id"], self._running(row, now))
+
+    async def _each(self, what: str, order_id: int, step: Awaitable[None]) -> None:
+        try:
+            await step
+        except Exception:
+            log.exception("order %s: %s failed; it is tried again", order_id, what)
+
+    async def _running(self, row: asyncpg.Record, now: datetime) -> None:
+        if await self.fulfil.finished(row, now):
+            await self._complete(row["id"], now)
+        elif row["broadcast_status"] == "draft":
+            # Made but never sent (a worker died between the two): send it now.
+            await self.fulfil.resume(row["bot_id"], row["broadcast_id"])
 
     async def _expire(self, order_id: int, now: datetime) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
@@ -289,20 +315,24 @@ class ShopRunner:
             )
         self.shop.wake(order["bot_id"])
 
-    async def _start(self, order_id: int, now: datetime) -> None:
+    async def _start(self, order_id: int, tries: int, now: datetime) -> None:
+        """Start a claimed paid order's ad; a failure is tried again later, less and less often."""
         order = await self.pool.fetchrow(queries.ORDER, order_id)
         if order is None or order["state"] != "paid":
             return
         try:
             made = await self.fulfil.start(order, now)
         except (FeatureError, TelegramError) as exc:
-            self._start_after[order_id] = now + timedelta(minutes=1)
             message = exc.message if isinstance(exc, FeatureError) else exc.description
-            async with self.pool.acquire() as conn:
-                await log_step(conn, order_id, "start_failed", "system", error=message)
+            async with self.pool.acquire() as conn, conn.transaction():
+                await conn.execute(queries.START_LATER, order_id, now + start_backoff(tries))
+                # The first tries, then one line a day: enough for the owner to see why.
+                if tries <= 3 or tries % 24 == 0:
+                    await log_step(
+                        conn, order_id, "start_failed", "system", error=message, tries=tries
+                    )
             log.warning("order %s: the ad did not start: %s", order_id, message)
             return
-        self._start_after.pop(order_id, None)
         texts = (await self.shop.config.get(order["bot_id"])).texts
         async with self.pool.acquire() as conn, conn.transaction():
             done = await conn.execute(
@@ -346,9 +376,10 @@ async def _decide(
     reason: str | None,
     verdict: Verdict,
     credit: Decimal | None,
+    error: str | None = None,
 ) -> None:
-    """Record the hash's verdict with what the chain showed."""
-    await conn.execute(
+    """Record the hash's verdict with what the chain showed; the caller holds its row lock."""
+    done = await conn.execute(
         queries.PAYMENT_DECIDED,
         payment["id"],
         status,
@@ -359,7 +390,11 @@ async def _decide(
         verdict.to,
         credit,
         verdict.block_time,
+        error,
     )
+    if done != "UPDATE 1":
+        # Never go on as if it were written: the transaction rolls back.
+        raise RuntimeError(f"payment {payment['id']} was not checking any more")
 
 
 def _deadline(order: Mapping[str, Any]) -> datetime:

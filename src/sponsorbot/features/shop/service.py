@@ -28,11 +28,12 @@ from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
-from sponsorbot.features.shop import notices, queries
+from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.rules import (
     KINDS,
     PAYMENT_STATUSES,
     STATES,
+    TRANSFER_STATES,
     MoneyError,
     can,
     parse_price,
@@ -66,6 +67,9 @@ MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 PAGE = 50
+# Orders the owner may credit a transfer to: waiting for payment, or expired with a payment
+# that came late.
+ASSIGNABLE = ("awaiting_payment", "partly_paid", "expired")
 # How long an advertiser asked for a change has to send it.
 CHANGE_TTL_S = 7 * 24 * 3600.0
 
@@ -145,10 +149,21 @@ def order_out(row: Mapping[str, Any]) -> dict[str, Any]:
     """An order as the panel and the API show it (addresses in Base58, money as strings)."""
     out = dict(row)
     out["address"] = to_base58(bytes(row["address"])) if row["address"] else None
-    for key in ("price_usdt", "paid_usdt", "usdt_per_trx"):
-        out[key] = show(row[key]) if row[key] is not None else None
+    for key in ("price_usdt", "paid_usdt", "usdt_per_trx", "due_usdt", "due_trx"):
+        out[key] = show(row[key]) if row.get(key) is not None else None
     out["left_usdt"] = show(max(row["price_usdt"] - row["paid_usdt"], Decimal(0)))
     out["extra_usdt"] = show(max(row["paid_usdt"] - row["price_usdt"], Decimal(0)))
+    return out
+
+
+def transfer_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A transfer as the panel and the API show it."""
+    out = dict(row)
+    for key in ("from_address", "to_address"):
+        out[key] = to_base58(bytes(row[key])) if row[key] else None
+    for key in ("amount", "credited_usdt"):
+        out[key] = show(row[key]) if row[key] is not None else None
+    out["claims"] = [dict(c) for c in (row.get("claims") or [])]
     return out
 
 
@@ -470,6 +485,8 @@ class ShopService(OwnerService):
                 source,
                 expires,
             )
+            row = await conn.fetchrow(queries.ORDER, order_id)
+            await ledger.assign_due(conn, row, row["price_usdt"])
             await log_step(conn, order_id, "approved", actor)
             if rate is not None:
                 await log_step(
@@ -604,6 +621,77 @@ class ShopService(OwnerService):
                 )
             await log_step(conn, order_id, "hash_submitted", actor, hash=tx_hash)
         return await self.order(order_id)
+
+    # Transfers: what the chain brought in, and the owner's decisions on what matched no order
+
+    async def transfers(
+        self, state: str | None = None, before: int | None = None, limit: int = PAGE
+    ) -> dict[str, Any]:
+        """A page of transfers seen, newest first, each with the orders that claimed it."""
+        if state is not None and state not in TRANSFER_STATES:
+            raise Invalid(f"a transfer is {', '.join(TRANSFER_STATES)}", code="transfer_state")
+        limit = max(1, min(limit, 200))
+        rows = await self.pool.fetch(queries.TRANSFERS, state, before, limit + 1)
+        items = [transfer_out(r) for r in rows[:limit]]
+        return {"items": items, "next_before": items[-1]["id"] if len(rows) > limit else None}
+
+    async def transfer(self, transfer_id: int) -> dict[str, Any]:
+        """One transfer with its claims."""
+        row = await self.pool.fetchrow(queries.TRANSFER, transfer_id)
+        if row is None:
+            raise NotFound("no such transfer")
+        return transfer_out(row)
+
+    async def assign_transfer(self, transfer_id: int, order_id: int, actor: str) -> dict[str, Any]:
+        """Credit a transfer that waits for the owner to an order of the same address (a part
+        payment, an over-payment, an amount two orders shared)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            transfer = await conn.fetchrow(ledger.LOCK_BY_ID, transfer_id)
+            if transfer is None:
+                raise NotFound("no such transfer")
+            if transfer["state"] != "unattributed":
+                raise Conflict(
+                    f"this transfer is {transfer['state']}, not waiting", code="transfer_state"
+                )
+            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            if order is None:
+                raise NotFound("no such order")
+            if (order["network"], order["address"]) != (
+                transfer["network"],
+                transfer["to_address"],
+            ):
+                raise Conflict(
+                    "this transfer went to another address or network than the order's",
+                    code="transfer_address",
+                )
+            if order["state"] not in ASSIGNABLE:
+                raise _wrong_state(order["state"], "credit")
+            texts = await self._texts(order["bot_id"])
+            made = await ledger.credit(conn, transfer, order, "owner", actor, self.clock(), texts)
+            await enqueue(conn, order["bot_id"], made.messages)
+        self.wake(order["bot_id"])
+        return await self.transfer(transfer_id)
+
+    async def return_transfer(self, transfer_id: int, note: str, actor: str) -> dict[str, Any]:
+        """Record that a transfer that waits for the owner was sent back (by hand)."""
+        why = check_reason(note, required=False)
+        done = await self.pool.fetchval(queries.RETURN_TRANSFER, transfer_id, why, actor)
+        if done is None:
+            row = await self.transfer(transfer_id)
+            raise Conflict(f"this transfer is {row['state']}, not waiting", code="transfer_state")
+        return await self.transfer(transfer_id)
+
+    async def requeue(self, payment_id: int, actor: str) -> dict[str, Any]:
+        """Check a turned-down hash again (the network saw it late, TronGrid was down)."""
+        row = await self.pool.fetchrow(queries.PAYMENT_BY_ID, payment_id)
+        if row is None:
+            raise NotFound("no such payment")
+        async with self.pool.acquire() as conn, conn.transaction():
+            done = await conn.fetchval(queries.REQUEUE, row["bot_id"], payment_id)
+            if done is None:
+                raise Conflict("only a turned-down hash can be checked again", code="payment")
+            await log_step(conn, row["order_id"], "hash_requeued", actor, hash=row["tx_hash"])
+        return await self.order(row["order_id"])
 
 
 def _wrong_state(state: str, move: str) -> Conflict:

@@ -19,6 +19,7 @@ from sponsorbot.web.api import (
     routes_shop,
     routes_stats,
     routes_tokens,
+    routes_transfers,
     routes_visitors,
 )
 from sponsorbot.web.api.audit import ApiAudit
@@ -51,6 +52,7 @@ def install_api(app: FastAPI) -> None:
     api.include_router(routes_campaigns.router, tags=["campaigns"])
     api.include_router(routes_broadcasts.router, tags=["broadcasts"])
     api.include_router(routes_shop.router, tags=["ad shop"])
+    api.include_router(routes_transfers.router, tags=["ad shop"])
     api.include_router(routes_visitors.router, tags=["visitors"])
     api.include_router(routes_stats.router, tags=["statistics"])
     api.include_router(routes_redrive.router, tags=["operations"])

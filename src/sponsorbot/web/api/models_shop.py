@@ -148,6 +148,10 @@ class OrderOut(BaseModel):
     price_usdt: Money
     paid_usdt: Money
     left_usdt: Money
+    due_usdt: Money | None = Field(
+        None, description="the exact USDT this order asks for now (its own last digits)"
+    )
+    due_trx: Money | None = Field(None, description="the exact TRX it asks for now, if any")
     extra_usdt: Money
     state: State
     note: str | None

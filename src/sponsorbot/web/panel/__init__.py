@@ -24,6 +24,7 @@ from sponsorbot.web.panel.routes_gate import router as gate_router
 from sponsorbot.web.panel.routes_report import router as report_router
 from sponsorbot.web.panel.routes_shop import router as shop_router
 from sponsorbot.web.panel.routes_shop_orders import router as shop_orders_router
+from sponsorbot.web.panel.routes_shop_transfers import router as shop_transfers_router
 from sponsorbot.web.panel.routes_stats import router as stats_router
 from sponsorbot.web.panel.routes_team import router as team_router
 from sponsorbot.web.panel.routes_tokens import router as tokens_router
@@ -93,6 +94,7 @@ def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = N
     app.include_router(broadcasts_router)
     app.include_router(shop_router)
     app.include_router(shop_orders_router)
+    app.include_router(shop_transfers_router)
     app.include_router(visitors_router)
     app.include_router(stats_router)
     app.include_router(report_router)

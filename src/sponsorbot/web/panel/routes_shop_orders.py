@@ -16,7 +16,15 @@ from fastapi.responses import Response
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound
-from sponsorbot.features.shop.rules import MOVES, PAYABLE, STATES, can, show, trx_to_ask
+from sponsorbot.features.shop.rules import (
+    MOVES,
+    PAYABLE,
+    PAYMENT_STATUSES,
+    STATES,
+    can,
+    show,
+    trx_to_ask,
+)
 from sponsorbot.features.shop.service import MAX_REASON
 from sponsorbot.telegram.html import HtmlError, parse_html
 from sponsorbot.tron import parse_hash, tronscan_url
@@ -31,13 +39,18 @@ from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 PAGE = 50
-PAYMENT_STATUSES = ("checking", "credited", "rejected")
 PAYMENT_STATUS_NAMES = {
     "checking": N_("Checking"),
     "credited": N_("Counted"),
     "rejected": N_("Refused"),
+    "held": N_("Held for the owner"),
 }
-PAYMENT_BADGES = {"checking": "scheduled", "credited": "active", "rejected": "token_refused"}
+PAYMENT_BADGES = {
+    "checking": "scheduled",
+    "credited": "active",
+    "rejected": "token_refused",
+    "held": "paused",
+}
 # The owner's moves, by their path: the rules' name of each (what MOVES allows), its words, and
 # its audit kind.
 ACTIONS: dict[str, tuple[str, str, str]] = {
@@ -50,7 +63,8 @@ ACTIONS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _names() -> dict[str, Any]:
+def shop_names() -> dict[str, Any]:
+    """The names and badges the shop's order and payment pages show."""
     return {
         **names(),
         "payment_status_names": PAYMENT_STATUS_NAMES,
@@ -112,6 +126,16 @@ def reason_text(payment: dict[str, Any], address: str | None, zone: str) -> str:
         "wrong_network": _("This is USDT of another TRON network."),
         "unknown": _("The network did not know this hash within 15 minutes."),
         "unconfirmed": _("It was not confirmed within 15 minutes."),
+        "no_match": _(
+            "A real transfer to the shop, but not the exact amount any open order asks for: "
+            "it waits on the Transfers page for you to assign it."
+        ),
+        "ambiguous": _(
+            "Two open orders ask for this amount: it waits on the Transfers page for you to "
+            "assign it."
+        ),
+        "returned": _("This transfer was marked as sent back."),
+        "lookup_failed": _("TronGrid could not be asked about it for a day."),
     }
     return texts.get(str(reason), str(reason or ""))
 
@@ -182,6 +206,8 @@ def _step(entry: dict[str, Any]) -> str:
         "hash_submitted": N_("Hash submitted"),
         "payment_unconfirmed": N_("On the network, not confirmed yet"),
         "payment_rejected": N_("Payment refused"),
+        "payment_held": N_("Transfer held for the owner: not the order's exact amount"),
+        "hash_requeued": N_("Hash sent for another check"),
         "expired": N_("Expired unpaid"),
         "started": N_("The ad started"),
         "completed": N_("Completed"),
@@ -256,7 +282,7 @@ async def orders_page(request: Request, viewer: View) -> Response:
         "all_url": f"/shop/orders?bot={bot}" if bot else "/shop/orders",
         "older": url(before=page["next_before"]) if page["next_before"] else None,
         "newest": url() if before else None,
-        **_names(),
+        **shop_names(),
     }
     return render(request, viewer, "shop_orders.html", context)
 
@@ -315,7 +341,7 @@ async def _order_page(
         "error": error,
         "failed": failed or {},
         "max_reason": MAX_REASON,
-        **_names(),
+        **shop_names(),
     }
     return render(request, viewer, "shop_order.html", context, status)
 
@@ -478,7 +504,7 @@ async def payments_page(request: Request, viewer: View) -> Response:
         "older": url(before=page["next_before"]) if page["next_before"] else None,
         "newest": url() if before else None,
         "filtered": bool(filters),
-        **_names(),
+        **shop_names(),
     }
     return render(request, viewer, "shop_payments.html", context)
 

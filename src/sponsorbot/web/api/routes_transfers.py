@@ -1,0 +1,126 @@
+"""The shop's transfers: what came in on the chain, and the owner's decisions on transfers that
+matched no order by their amount (assign one to an order, or record that it was sent back),
+and a turned-down hash checked again.
+
+A transfer is credited automatically only when its amount is exactly what one open order asks
+for; everything else is the owner's to decide (docs/shop-payments.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from sponsorbot.features.shop.rules import PaymentStatus, TransferState
+from sponsorbot.web.api.deps import BIGINT, Admin, Limit, Reader, RowId, Service
+from sponsorbot.web.api.models_shop import Money, OrderOut
+
+router = APIRouter()
+Before = Annotated[
+    int | None, Query(ge=1, le=BIGINT, description="the `next_before` of the page before")
+]
+
+
+class ClaimOut(BaseModel):
+    """An order whose advertiser (or the owner) sent this transfer's hash."""
+
+    order_id: int
+    bot_id: int
+    status: PaymentStatus
+    reason: str | None
+    submitted_at: datetime
+
+
+class TransferOut(BaseModel):
+    """One transfer into a shop's address, as the chain showed it, and where it went."""
+
+    id: int
+    network: str
+    tx_hash: str
+    coin: str
+    amount: Money
+    from_address: str | None
+    to_address: str
+    block_time: datetime
+    state: TransferState
+    reason: str | None = Field(
+        description="why it waits for the owner: no_match, ambiguous or too_early"
+    )
+    order_bot_id: int | None
+    order_id: int | None
+    credited_usdt: Money | None
+    matched_by: str | None = Field(description="amount, owner, or hash (before exact amounts)")
+    seen_at: datetime
+    decided_at: datetime | None
+    decided_by: str | None
+    note: str | None
+    claims: list[ClaimOut]
+
+
+class TransferPage(BaseModel):
+    """A page of transfers, newest first."""
+
+    items: list[TransferOut]
+    next_before: int | None
+
+
+class AssignIn(BaseModel):
+    """The order to credit a transfer to."""
+
+    order_id: int = Field(ge=1, le=BIGINT)
+
+
+class NoteIn(BaseModel):
+    """Why, for the record."""
+
+    note: str = Field("", max_length=500)
+
+
+@router.get("/shop/transfers", response_model=TransferPage, summary="Transfers, newest first")
+async def list_transfers(
+    who: Reader,
+    features: Service,
+    state: TransferState | None = None,
+    before: Before = None,
+    limit: Limit = 50,
+) -> dict[str, Any]:
+    return await features.shop.transfers(state, before, limit)
+
+
+@router.get("/shop/transfers/{transfer_id}", response_model=TransferOut, summary="One transfer")
+async def get_transfer(transfer_id: RowId, who: Reader, features: Service) -> dict[str, Any]:
+    return await features.shop.transfer(transfer_id)
+
+
+@router.post(
+    "/shop/transfers/{transfer_id}/assign",
+    response_model=TransferOut,
+    summary="Credit a transfer that matched no order to an order of the same address",
+)
+async def assign_transfer(
+    transfer_id: RowId, body: AssignIn, who: Admin, features: Service
+) -> dict[str, Any]:
+    return await features.shop.assign_transfer(transfer_id, body.order_id, f"api:{who.name}")
+
+
+@router.post(
+    "/shop/transfers/{transfer_id}/returned",
+    response_model=TransferOut,
+    summary="Record that a transfer that matched no order was sent back",
+)
+async def return_transfer(
+    transfer_id: RowId, who: Admin, features: Service, body: NoteIn | None = None
+) -> dict[str, Any]:
+    note = body.note if body is not None else ""
+    return await features.shop.return_transfer(transfer_id, note, f"api:{who.name}")
+
+
+@router.post(
+    "/shop/payments/{payment_id}/requeue",
+    response_model=OrderOut,
+    summary="Check a turned-down transaction hash again",
+)
+async def requeue_payment(payment_id: RowId, who: Admin, features: Service) -> dict[str, Any]:
+    return await features.shop.requeue(payment_id, f"api:{who.name}")
