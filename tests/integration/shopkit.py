@@ -19,7 +19,9 @@ from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
 from tests.kit import simulated_telegram as simulated_telegram
 
-FAST = Options(config_ttl_s=0.5, shop_check_every_s=0.2, campaign_check_every_s=0.2)
+FAST = Options(
+    config_ttl_s=0.5, shop_check_every_s=0.2, shop_watch_every_s=0.3, campaign_check_every_s=0.2
+)
 BOT = "adshop_bot"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any
 
@@ -439,3 +440,47 @@ async def test_head_blocks_are_three_seconds_apart(sim: Sim) -> None:
         block = orjson.loads(await response.read())
     assert block["block_header"]["raw_data"]["number"] == after["solid_block"]["number"]
     assert block["blockID"].startswith(format(after["solid_block"]["number"], "016x"))
+
+
+async def listing(sim: Sim, path: str, **query: str) -> tuple[int, Any]:
+    async with sim.http.get(sim.url + path, params=query) as response:
+        return response.status, orjson.loads(await response.read())
+
+
+async def test_account_listings_name_the_transfers_into_an_address(sim: Sim) -> None:
+    payer, shop = await pair(sim)
+    control = sim.control
+    usdt = await control.tron_usdt(payer["address"], shop["address"], "5", solidify="now")
+    trx = await control.tron_trx(payer["address"], shop["address"], "7", solidify="now")
+    await control.tron_usdt(payer["address"], payer["address"], "1", solidify="now")
+    pending = await control.tron_usdt(payer["address"], shop["address"], "2", solidify="never")
+    status = await control.tron_status()
+    base = f"/v1/accounts/{shop['address']}/transactions"
+    query = {"only_to": "true", "only_confirmed": "true", "order_by": "block_timestamp,asc"}
+    code, trc20 = await listing(
+        sim, f"{base}/trc20", **query, contract_address=status["usdt_contract"]
+    )
+    assert code == 200 and trc20["success"] is True
+    assert [row["transaction_id"] for row in trc20["data"]] == [usdt["hash"]]
+    row = trc20["data"][0]
+    assert (row["to"], row["value"], row["type"]) == (shop["address"], "5000000", "Transfer")
+    assert row["token_info"]["address"] == status["usdt_contract"]
+    _code, plain = await listing(sim, base, **query)
+    assert [row["txID"] for row in plain["data"]] == [trx["hash"]]
+    assert plain["data"][0]["raw_data"]["contract"][0]["type"] == "TransferContract"
+    _code, everything = await listing(sim, f"{base}/trc20")
+    assert pending["hash"] in [row["transaction_id"] for row in everything["data"]]
+    _code, later = await listing(sim, f"{base}/trc20", min_timestamp=str(status["now_ms"] + 60_000))
+    assert later["data"] == []
+    code, refused = await listing(sim, "/v1/accounts/nothing/transactions/trc20")
+    assert code == 400 and refused["success"] is False
+
+
+async def test_a_slow_trongrid_answers_after_its_delay(sim: Sim) -> None:
+    status = await sim.control.tron_set_network(delay_s=0.3)
+    assert status["delay_s"] == 0.3
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    code, _answer = await node(sim, "/wallet/gettransactionbyid", "ab" * 32)
+    assert code == 200 and loop.time() - started >= 0.3
+    await sim.control.tron_set_network(delay_s=0)

@@ -34,6 +34,8 @@ class Options:
     campaign_check_every_s: float = 1.0
     broadcast_every_s: float = 1.0
     shop_check_every_s: float = 3.0
+    # How often the shop looks at its addresses for transfers nobody sent a hash for.
+    shop_watch_every_s: float = 20.0
     stats_rollup_every_s: float = 60.0
 
 

@@ -12,7 +12,15 @@ from typing import Any
 
 from aiohttp import web
 
-from sponsorbot.simulator import botapi, control, phone, prices, troncontrol, trongrid
+from sponsorbot.simulator import (
+    botapi,
+    control,
+    phone,
+    prices,
+    tronaccounts,
+    troncontrol,
+    trongrid,
+)
 from sponsorbot.simulator.botapi import SIMULATOR_KEY
 from sponsorbot.simulator.state import Options, Simulator
 
@@ -32,6 +40,7 @@ def create_app(**options: Any) -> web.Application:
     control.setup(app)
     troncontrol.setup(app)
     trongrid.setup(app)
+    tronaccounts.setup(app)
     prices.setup(app)
     phone.setup(app)
 

@@ -21,6 +21,7 @@ def setup(shared: Shared) -> Parts:
     from sponsorbot.features.shop.fulfil import Fulfilment
     from sponsorbot.features.shop.runner import ShopRunner
     from sponsorbot.features.shop.service import ShopService, reseal_keys
+    from sponsorbot.features.shop.watcher import ShopWatcher
     from sponsorbot.tron.prices import PriceSources
 
     engine = shared.engine
@@ -60,7 +61,11 @@ def setup(shared: Shared) -> Parts:
     )
     runner = ShopRunner(shop, fulfil, settings, engine.api.session)
     every = shared.options.shop_check_every_s
-    jobs = [Job("shop_runner", every, runner.tick)]
+    watcher = ShopWatcher(shop, settings, engine.api.session)
+    jobs = [
+        Job("shop_runner", every, runner.tick),
+        Job("shop_watch", shared.options.shop_watch_every_s, watcher.tick),
+    ]
     if box.rotating:
         # A key rotation (SPONSORBOT_SECRET_KEY="new,old"): TronGrid keys move to the new key,
         # so the old one can be dropped later.
