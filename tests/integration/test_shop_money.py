@@ -360,3 +360,35 @@ async def test_a_payer_who_never_sends_the_hash_is_credited_by_the_watcher(
         await s.wait_for(ada, text_has("paid in full"))
         credited = (await s.features.shop.transfers("credited"))["items"]
         assert [(t["order_id"], t["matched_by"]) for t in credited] == [(order["id"], "amount")]
+
+
+async def test_a_trx_rate_is_kept_a_day_then_quoted_again(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.tg.sim.set_price("0.5")
+        order = await s.features.shop.approve(order["id"], "owner")
+        # Locked a day ago at 0.25 (a price is cached for minutes, so the day is written in).
+        tail = Decimal(order["due_usdt"]) - 5
+        await pool.execute(
+            "UPDATE shop_orders SET rate_at = now() - interval '25 hours', usdt_per_trx = 0.25,"
+            " due_trx = 20 + $2::numeric WHERE id = $1",
+            order["id"],
+            tail,
+        )
+        order = await s.features.shop.order(order["id"])
+        assert order["due_trx"].startswith("20.00")
+        told = await s.wait_for(ada, text_has("has a new one: 0.5 USDT per TRX"))
+        again = await s.features.shop.order(order["id"])
+        assert again["usdt_per_trx"] == "0.5" and again["due_trx"].startswith("10.00")
+        # The USDT amount the advertiser was told stays; the TRX one keeps the order's tail.
+        assert again["due_usdt"] == order["due_usdt"]
+        assert again["due_trx"][-6:] == order["due_trx"][-6:]
+        assert again["due_trx"] in told["text"] and again["due_usdt"] in told["text"]
+        locks = [t for t in again["timeline"] if t["kind"] == "rate_locked"]
+        assert len(locks) == 2 and Decimal(locks[-1]["data"]["rate"]) == Decimal("0.5")
+        # A payment at the new rate counts.
+        await s.tg.sim.tron_trx(s.payer, s.address, again["due_trx"], solidify="now")
+        await s.state_of(order["id"], "running", timeout=30)

@@ -79,6 +79,10 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "{left} USDT is still due. Please pay exactly {amounts} by {due} (UTC): the "
             "amount is new, with your order's own last digits."
         ),
+        "shop_requoted": (
+            "A TRX rate is kept for a day, so order #{order} has a new one: {rate} USDT per "
+            "TRX. Please pay exactly {amounts}."
+        ),
         "shop_held": (
             "Transaction {hash} brought {amount} {coin}, which is not the exact amount order "
             "#{order} asks for, so it is kept for the owner, who can assign it to your order. "
@@ -211,6 +215,10 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_still_due": (
             "\u2066{left} USDT\u2069 هنوز باقی است. لطفاً تا \u2066{due} (UTC)\u2069 دقیقاً "
             "{amounts} بپردازید: مبلغ تازه است و رقم‌های آخرش مخصوص سفارش شماست."
+        ),
+        "shop_requoted": (
+            "نرخ TRX یک روز نگه داشته می‌شود، پس سفارش #{order} نرخ تازه‌ای دارد: "
+            "\u2066{rate} USDT\u2069 برای هر TRX. لطفاً دقیقاً {amounts} بپردازید."
         ),
         "shop_held": (
             "تراکنش \u2066{hash}\u2069 مبلغ \u2066{amount} {coin}\u2069 آورده که مبلغ دقیق سفارش "

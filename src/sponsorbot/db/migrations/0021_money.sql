@@ -10,7 +10,9 @@ ALTER TABLE shop_orders
     ADD COLUMN due_usdt    numeric(18, 6),               -- the exact USDT asked for now
     ADD COLUMN due_trx     numeric(30, 6),               -- the exact TRX asked for now
     ADD COLUMN start_after timestamptz,                  -- a paid ad's next start attempt
-    ADD COLUMN start_tries integer NOT NULL DEFAULT 0;
+    ADD COLUMN start_tries integer NOT NULL DEFAULT 0,
+    ADD COLUMN rate_at     timestamptz;                  -- when the TRX rate was locked
+UPDATE shop_orders SET rate_at = approved_at WHERE usdt_per_trx IS NOT NULL;
 
 -- Open orders of before this migration get distinct amounts the same way: what is left plus
 -- 1, 2, 3... millionths in the order they were made (their request shows the new amount).

@@ -22,10 +22,13 @@ from sponsorbot.engine.unit import QueuedCall
 from sponsorbot.features.errors import Conflict
 from sponsorbot.features.shop import notices, queries
 from sponsorbot.features.shop.attribution import (
+    MAX_TAIL,
+    MICRO,
     Attribution,
     Candidate,
     NoTailLeft,
     attribute,
+    due_for,
     over_payment,
     pick_due,
 )
@@ -155,6 +158,27 @@ async def assign_due(
         raise Conflict(str(exc), code="shop_full") from None
     await conn.execute(SET_DUE, order["id"], due.usdt, due.trx)
     return due.usdt, due.trx
+
+
+async def requote_due(conn: asyncpg.Connection, order: Mapping[str, Any], rate: Decimal) -> Decimal:
+    """The TRX the order asks for at a new `rate`: what is left, with the order's own tail if
+    no other open order of the address asks for that amount, else another free one. The USDT
+    amount stays as the advertiser was told."""
+    network, address = order["network"], bytes(order["address"])
+    await conn.execute(ADDRESS_LOCK, network, address)
+    taken = await conn.fetch(TAKEN, network, address, order["id"])
+    taken_trx = {r["due_trx"] for r in taken if r["due_trx"] is not None}
+    left = order["price_usdt"] - order["paid_usdt"]
+    tail = int((order["due_usdt"] - left) / MICRO) if order["due_usdt"] is not None else 0
+    same = due_for(left, rate, tail).trx if 1 <= tail <= MAX_TAIL else None
+    if same is not None and same not in taken_trx:
+        return same
+    try:
+        other = pick_due(left, rate, set(), taken_trx).trx
+    except NoTailLeft as exc:
+        raise Conflict(str(exc), code="shop_full") from None
+    assert other is not None  # a rate was given
+    return other
 
 
 def value_of(transfer: Mapping[str, Any], order: Mapping[str, Any]) -> Decimal:

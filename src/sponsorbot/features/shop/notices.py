@@ -79,6 +79,19 @@ def still_due(order: Mapping[str, Any], texts: Texts, key: str = "shop_still_due
     return calls.send_message(int(order["user_id"]), text)
 
 
+def requoted(order: Mapping[str, Any], texts: Texts) -> QueuedCall:
+    """The TRX rate was quoted again: the new exact amounts."""
+    text = render(
+        "shop_requoted",
+        order["language"],
+        texts,
+        raw={"amounts": amounts(order, texts)},
+        order=order["id"],
+        rate=show(order["usdt_per_trx"]),
+    )
+    return calls.send_message(int(order["user_id"]), text)
+
+
 def held(order: Mapping[str, Any], transfer: Mapping[str, Any], texts: Texts) -> QueuedCall:
     """A real transfer that is not this order's exact amount: it waits for the owner."""
     text = render(

@@ -47,7 +47,8 @@ o.id, o.bot_id, o.product_id, o.kind, o.title, o.joins, o.days, o.user_id, o.use
 o.language, o.material, o.price_usdt, o.state, o.note, o.network, o.address, o.accept_usdt,
 o.accept_trx, o.approved_at, o.usdt_per_trx, o.rate_source, o.expires_at, o.due_at, o.reminded,
 o.paid_usdt, o.qr_file_id, o.campaign_id, o.broadcast_id, o.started_at, o.ends_at, o.ended_at,
-o.report, o.created_at, o.updated_at, o.due_usdt, o.due_trx, o.start_after, o.start_tries
+o.report, o.created_at, o.updated_at, o.due_usdt, o.due_trx, o.start_after, o.start_tries,
+o.rate_at
 """
 ORDER = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1"
 ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 FOR UPDATE"
@@ -87,7 +88,8 @@ WHERE id = $1
 APPROVE = """
 UPDATE shop_orders
 SET state = 'awaiting_payment', network = $2, address = $3, accept_usdt = $4, accept_trx = $5,
-    approved_at = $6, usdt_per_trx = $7, rate_source = $8, expires_at = $9, updated_at = now()
+    approved_at = $6, usdt_per_trx = $7, rate_source = $8, expires_at = $9, rate_at = $6,
+    updated_at = now()
 WHERE id = $1
 """
 SET_QR = "UPDATE shop_orders SET qr_file_id = $2 WHERE id = $1"
@@ -215,6 +217,18 @@ TO_REMIND = """
 SELECT id FROM shop_orders
 WHERE state = 'partly_paid' AND reminded < 2 AND due_at - interval '24 hours' <= now()
 ORDER BY id LIMIT 100
+"""
+# Orders waiting for payment in TRX at a rate locked too long ago ($1 seconds): re-quoted.
+TO_REQUOTE = """
+SELECT id FROM shop_orders
+WHERE state IN ('awaiting_payment', 'partly_paid') AND accept_trx AND usdt_per_trx IS NOT NULL
+  AND rate_at < now() - make_interval(secs => $1)
+ORDER BY id LIMIT 50
+"""
+REQUOTED = """
+UPDATE shop_orders
+SET usdt_per_trx = $2, rate_source = $3, rate_at = $4, due_trx = $5, updated_at = now()
+WHERE id = $1
 """
 # Paid orders whose ad may start now, each claimed for two minutes (a start is idempotent, the
 # claim keeps two workers from doing it at once).

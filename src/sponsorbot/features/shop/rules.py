@@ -18,6 +18,9 @@ MAX_PRICE = Decimal("1000000")
 # A part payment gets this long for the rest, with reminders this long before the end.
 PART_PAYMENT_WINDOW = timedelta(hours=48)
 REMINDERS = (timedelta(hours=24), timedelta(hours=4))
+# A TRX rate is kept this long, then quoted again (the advertiser holds no option on TRX's
+# price for the whole time to pay).
+RATE_KEPT = timedelta(hours=24)
 
 # The vocabularies as types (the owner API's schema names them) and as tuples to check against.
 Kind = Literal["gate_slot", "broadcast", "banner"]

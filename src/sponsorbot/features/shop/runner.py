@@ -28,13 +28,14 @@ from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.fulfil import Fulfilment
-from sponsorbot.features.shop.rules import can, reminders_due, show
+from sponsorbot.features.shop.rules import PAYABLE, RATE_KEPT, can, reminders_due, show
 from sponsorbot.features.shop.service import ShopService, enqueue, log_step
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
 from sponsorbot.tron.client import TronGridError
+from sponsorbot.tron.prices import PriceUnavailable
 from sponsorbot.tron.verifier import Verdict
 
 log = logging.getLogger(__name__)
@@ -264,6 +265,9 @@ class ShopRunner:
             await self._each("expire", order_id, self._expire(order_id, now))
         for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REMIND)]:
             await self._each("remind", order_id, self._remind(order_id, now))
+        kept = RATE_KEPT.total_seconds()
+        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REQUOTE, kept)]:
+            await self._each("re-quote", order_id, self._requote(order_id, now))
         for row in await self.pool.fetch(queries.TO_START):
             await self._each("start", row["id"], self._start(row["id"], row["start_tries"], now))
         for row in await self.pool.fetch(queries.RUNNING):
@@ -313,6 +317,28 @@ class ShopRunner:
             await enqueue(
                 conn, order["bot_id"], [notices.still_due(order, texts, key="shop_reminder")]
             )
+        self.shop.wake(order["bot_id"])
+
+    async def _requote(self, order_id: int, now: datetime) -> None:
+        """A TRX rate older than a day is quoted again, and the advertiser told the new TRX
+        amount; without a quote nothing changes and it is tried again next round."""
+        try:
+            quote = await self.shop.prices().usdt_per_trx()
+        except PriceUnavailable as exc:
+            log.warning("order %s: the TRX rate could not be quoted again: %s", order_id, exc)
+            return
+        async with self.pool.acquire() as conn, conn.transaction():
+            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            if order is None or order["state"] not in PAYABLE or order["usdt_per_trx"] is None:
+                return
+            texts = (await self.shop.config.get(order["bot_id"])).texts
+            trx = await ledger.requote_due(conn, order, quote.rate)
+            await conn.execute(queries.REQUOTED, order_id, quote.rate, quote.source, now, trx)
+            await log_step(
+                conn, order_id, "rate_locked", "system", rate=str(quote.rate), source=quote.source
+            )
+            updated = await conn.fetchrow(queries.ORDER, order_id)
+            await enqueue(conn, order["bot_id"], [notices.requoted(updated, texts)])
         self.shop.wake(order["bot_id"])
 
     async def _start(self, order_id: int, tries: int, now: datetime) -> None:

@@ -69,6 +69,7 @@ TEXTS: dict[str, str] = {
     "shop_credited": N_("To an advertiser: a payment was counted"),
     "shop_still_due": N_("To an advertiser: what is still due"),
     "shop_held": N_("To an advertiser: a transfer that waits for the owner"),
+    "shop_requoted": N_("To an advertiser: the TRX rate was quoted again"),
     "shop_paid": N_("To an advertiser: paid in full"),
     "shop_overpaid": N_("To an advertiser: they paid more than the price"),
     "shop_payment_refused": N_("To an advertiser: a transaction does not count"),
