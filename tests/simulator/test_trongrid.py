@@ -12,11 +12,13 @@ import pytest
 
 from sponsorbot.simulator.client import SimulatorError
 from sponsorbot.simulator.tronbytes import Contract, Raw, parse_address, transfer_call
+from sponsorbot.tron.networks import NETWORKS
 from tests.simulator.conftest import Sim, SimFactory
 
 MAINNET_USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 MAINNET_USDT_HEX = "41a614f803b6fd780986a42c78ec9c7f77e6ded13c"
 NILE_USDT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+NILE_GENESIS = "0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc"
 TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 NODE_PATHS = (
     "/wallet/gettransactionbyid",
@@ -388,6 +390,50 @@ async def test_networks_keep_their_own_transactions(make_sim: SimFactory) -> Non
     with pytest.raises(SimulatorError) as error:
         await sim.control.tron_set_network("ropsten")
     assert error.value.status == 400
+
+
+async def block_by_number(sim: Sim, body: Any, path: str = "/wallet/getblockbynum") -> Any:
+    async with sim.http.post(sim.url + path, json=body) as response:
+        assert response.status == 200
+        return orjson.loads(await response.read())
+
+
+async def test_block_0_is_the_genesis_of_the_network_served(sim: Sim) -> None:
+    # The real networks' ids, as the product checks them: a client learns a node's chain so.
+    for name, network in NETWORKS.items():
+        await sim.control.tron_set_network(name.value)
+        genesis = await block_by_number(sim, {"num": 0})
+        assert genesis["blockID"] == network.genesis_id
+        raw = genesis["block_header"]["raw_data"]
+        assert "number" not in raw and "timestamp" not in raw  # proto3 leaves out zeros
+        assert "witness_signature" not in genesis["block_header"]
+        solid = await block_by_number(sim, {}, "/walletsolidity/getblockbynum")
+        assert solid["blockID"] == network.genesis_id
+    await sim.control.tron_set_network("nile")
+    async with sim.http.get(sim.url + "/wallet/getblockbynum", params={"num": "0"}) as response:
+        assert orjson.loads(await response.read())["blockID"] == NILE_GENESIS
+
+
+async def test_blocks_by_number_up_to_the_head(sim: Sim) -> None:
+    async with sim.http.post(sim.url + "/wallet/getnowblock", json={}) as response:
+        head = orjson.loads(await response.read())
+    number = head["block_header"]["raw_data"]["number"]
+    again = await block_by_number(sim, {"num": number, "visible": True})
+    assert again["blockID"] == head["blockID"]
+    assert (
+        again["block_header"]["raw_data"]["timestamp"]
+        == head["block_header"]["raw_data"]["timestamp"]
+    )
+    parent = await block_by_number(sim, {"num": str(number - 1)})
+    assert again["block_header"]["raw_data"]["parentHash"] == parent["blockID"]
+    assert await block_by_number(sim, {"num": number + 1000}) == {}
+    assert await block_by_number(sim, {"num": number}, "/walletsolidity/getblockbynum") == {}
+    assert "Error" in await block_by_number(sim, {"num": "zero"})
+    async with sim.http.get(sim.url + "/wallet/getblockbynum") as response:
+        assert "NumberFormatException" in orjson.loads(await response.read())["Error"]
+    await sim.control.tron_fault("500")
+    async with sim.http.post(sim.url + "/wallet/getblockbynum", json={"num": 0}) as response:
+        assert response.status == 500
 
 
 async def test_control_refuses_bad_transfers(sim: Sim) -> None:

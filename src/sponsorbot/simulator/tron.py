@@ -30,27 +30,33 @@ DEFAULT_TRC10 = "1002000"  # BitTorrent's old TRC-10 token, a real id
 
 @dataclass(frozen=True, slots=True)
 class Network:
-    """A TRON network: its official USDT contract, a block it had, and its explorer."""
+    """A TRON network: its official USDT contract, a block it had, its explorer, and the id of
+    its block 0 (what a client asks a node for to learn which chain it serves)."""
 
     name: str
     usdt: str
     ref_number: int  # a block number at ref_time_ms, so block numbers look like the real ones
     ref_time_ms: int
     explorer: str
+    genesis: str
 
 
+# The genesis ids are the real networks' (their last 4 bytes are TRON's eth_chainId).
 NETWORKS: dict[str, Network] = {
     "mainnet": Network(
         "mainnet", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", 69_316_644, 1_738_601_751_000,
         "https://tronscan.org",
+        "00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc",
     ),
     "nile": Network(
         "nile", "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf", 53_900_000, 1_738_601_751_000,
         "https://nile.tronscan.org",
+        "0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc",
     ),
     "shasta": Network(
         "shasta", "TG3XXyExBkPp9nzdajDZsozEu4BkaSJozs", 50_100_000, 1_738_601_751_000,
         "https://shasta.tronscan.org",
+        "0000000000000000de1aa88295e1fcf982742f773e0419c5a9c134c994a9059e",
     ),
 }  # fmt: skip
 
@@ -241,7 +247,10 @@ class Chain:
         return number - self.solidify_blocks, time_ms - self.solidify_blocks * BLOCK_MS
 
     def block_id(self, number: int) -> bytes:
-        """A block's 32-byte id: its number in the first 8 bytes, as TRON's block ids are."""
+        """A block's 32-byte id: its number in the first 8 bytes, as TRON's block ids are; block
+        0's is the real network's genesis id."""
+        if number == 0:
+            return bytes.fromhex(NETWORKS[self.network].genesis)
         digest = hashlib.sha256(f"{self.network}:block:{number}".encode()).digest()
         return number.to_bytes(8, "big") + digest[8:]
 

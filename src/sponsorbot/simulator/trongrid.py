@@ -33,6 +33,8 @@ SERVER_ERROR_PAGE = (
 GARBAGE = b'{"ret":[{"contractRet":"SUCC'
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _TX_ID = re.compile(r"[0-9a-fA-F]{64}")
+_NUMBER = re.compile(r"-?[0-9]{1,18}")
+_PARSE_ERROR = "org.tron.core.services.http.JsonFormat$ParseException"
 _JSON = "application/json"
 
 
@@ -102,20 +104,51 @@ async def _query(request: web.Request) -> tuple[str, bool]:
     text = await request.text()
     if not text.strip():
         return "", False
+    body = _object(text)
+    visible = _visible(body.get("visible", ""))
+    value = body.get("value", "")
+    column = text.find('"value"') + 1
+    if not isinstance(value, str):
+        raise NodeError(_PARSE_ERROR, f"1:{column}: Expected string.")
+    return _hex(value, _PARSE_ERROR, f"1:{column}: invalidate hex String"), visible
+
+
+async def _block_number(request: web.Request) -> tuple[int, bool]:
+    """The ``num`` and ``visible`` of a getblockbynum call; a POST without ``num`` asks for 0."""
+    if request.method == "GET":
+        # Long.parseLong of the parameter: a missing one is an error, not block 0.
+        raw: Any = request.query.get("num")
+        visible = _visible(request.query.get("visible", ""))
+        text = ""
+    else:
+        text = await request.text()
+        body = _object(text) if text.strip() else {}
+        raw, visible = body.get("num", 0), _visible(body.get("visible", ""))
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw, visible
+    if isinstance(raw, str) and _NUMBER.fullmatch(raw):
+        return int(raw), visible
+    if request.method == "GET":
+        shown = "Cannot parse null string: null" if raw is None else f'For input string: "{raw}"'
+        raise NodeError("java.lang.NumberFormatException", shown)
+    column = text.find('"num"') + 1
+    raise NodeError(_PARSE_ERROR, f"1:{column}: Expected integer.")
+
+
+def _object(text: str) -> dict[str, Any]:
+    """A POST body as the servlets read it: a JSON object, else fastjson's error."""
     try:
         body = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise NodeError("com.alibaba.fastjson.JSONException", f"syntax error, {exc}") from exc
     if not isinstance(body, dict):
         raise NodeError("com.alibaba.fastjson.JSONException", "can not cast to JSONObject.")
+    return body
+
+
+def _visible(value: Any) -> bool:
     # Boolean.parseBoolean of the value's text: only "true", in any case, is true.
-    visible = str(body.get("visible", "")).lower() == "true"
-    value = body.get("value", "")
-    column = text.find('"value"') + 1
-    parse_error = "org.tron.core.services.http.JsonFormat$ParseException"
-    if not isinstance(value, str):
-        raise NodeError(parse_error, f"1:{column}: Expected string.")
-    return _hex(value, parse_error, f"1:{column}: invalidate hex String"), visible
+    return str(value).lower() == "true"
 
 
 def _lookup(request: web.Request, tx_hash: str, solidity: bool) -> Tx | None:
@@ -151,6 +184,20 @@ def _now_block(solidity: bool) -> Handler:
         except NodeError as exc:
             return _node({"Error": str(exc)})
         return _node(tronshapes.block(_chain(request), solidity, visible))
+
+    return handle
+
+
+def _block_by_number(solidity: bool) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        refused = await _refusal(request, v1=False)
+        if refused is not None:
+            return refused
+        try:
+            number, visible = await _block_number(request)
+        except NodeError as exc:
+            return _node({"Error": str(exc)})
+        return _node(tronshapes.block_by_number(_chain(request), number, solidity, visible))
 
     return handle
 
@@ -193,6 +240,7 @@ def setup(app: web.Application) -> None:
             "gettransactionbyid": _by_id(tronshapes.transaction, solidity),
             "gettransactioninfobyid": _by_id(tronshapes.info, solidity),
             "getnowblock": _now_block(solidity),
+            "getblockbynum": _block_by_number(solidity),
         }
         for name, handler in routes.items():
             app.router.add_get(f"/{prefix}/{name}", handler)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sponsorbot.simulator.tron import Chain, Tx
+from sponsorbot.simulator.tron import BLOCK_MS, Chain, Tx
 from sponsorbot.simulator.tronbytes import TRANSFER_TOPIC, to_base58, word
 
 ENERGY_PRICE_SUN = 210
@@ -160,19 +160,36 @@ def events(tx: Tx, solid: bool) -> list[dict[str, Any]]:
 def block(chain: Chain, solid: bool, visible: bool) -> dict[str, Any]:
     """``/wallet*/getnowblock`` without its transactions: the head (or solid head) block."""
     number, time_ms = chain.solid_head() if solid else chain.head()
+    return _block(chain, number, time_ms, visible)
+
+
+def block_by_number(chain: Chain, number: int, solid: bool, visible: bool) -> dict[str, Any]:
+    """``/wallet*/getblockbynum`` without its transactions: ``{}`` for a block the node does not
+    have (past its head, or its solid head). Block 0 carries the network's genesis id."""
+    head, head_ms = chain.solid_head() if solid else chain.head()
+    if not 0 <= number <= head:
+        return {}
+    return _block(chain, number, head_ms - (head - number) * BLOCK_MS if number else 0, visible)
+
+
+def _block(chain: Chain, number: int, time_ms: int, visible: bool) -> dict[str, Any]:
     block_id = chain.block_id(number)
     witness = b"\x41" + chain.block_id(number // 27)[12:32]  # 27 super representatives
-    return {
-        "blockID": block_id.hex(),
-        "block_header": {
-            "raw_data": {
-                "number": number,
-                "txTrieRoot": hashlib.sha256(block_id).hexdigest(),
-                "witness_address": _address(witness, visible),
-                "parentHash": chain.block_id(number - 1).hex(),
-                "version": 32,
-                "timestamp": time_ms,
-            },
-            "witness_signature": hashlib.sha512(block_id).hexdigest() + "00",
-        },
+    parent = chain.block_id(number - 1) if number else hashlib.sha256(block_id).digest()
+    raw: dict[str, Any] = {
+        "number": number,
+        "txTrieRoot": hashlib.sha256(block_id).hexdigest(),
+        "witness_address": _address(witness, visible),
+        "parentHash": parent.hex(),
+        "version": 32,
+        "timestamp": time_ms,
     }
+    header: dict[str, Any] = {"raw_data": raw}
+    if number == 0:
+        # proto3 leaves out zeros: the genesis block shows no number, time or version, and no
+        # witness signed it.
+        for name in ("number", "timestamp", "version"):
+            del raw[name]
+    else:
+        header["witness_signature"] = hashlib.sha512(block_id).hexdigest() + "00"
+    return {"blockID": block_id.hex(), "block_header": header}

@@ -3,6 +3,12 @@
 Each network has one official USDT (TRC-20, 6 decimals) contract; only its Transfer logs count.
 The addresses are written once, in Base58 as their issuers publish them, and decoded (checksum
 verified) at import, so a typo here fails loudly instead of comparing against wrong bytes.
+
+Each network is also known by the id of its block 0 (``blockID`` of ``/wallet/getblockbynum``
+``{"num": 0}``), which a node of another chain cannot give: the verifier asks a node for it
+before believing any of its answers (review L3). A TRON block id starts with the block's number
+in 8 bytes, so every genesis id starts with 16 zeros; TRON's ``eth_chainId`` is its last 4 bytes
+(0x2b6653dc, 0xcd8690dc, 0x94a9059e in TRON's JSON-RPC reference), which the values below end in.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ __all__ = [
     "HashError",
     "NetworkInfo",
     "network_info",
+    "network_of_genesis",
     "network_of_link",
     "parse_hash",
     "tronscan_url",
@@ -35,30 +42,43 @@ class NetworkInfo:
     usdt_base58: str
     usdt: bytes
     tronscan: str
+    genesis_id: str  # blockID of block 0, lower-case hex
 
     def tx_url(self, tx_hash: str) -> str:
         """The TronScan page of a transaction on this network."""
         return f"{self.tronscan}/#/transaction/{tx_hash}"
 
 
-def _info(network: TronNetwork, usdt_base58: str, tronscan: str) -> NetworkInfo:
-    return NetworkInfo(network, usdt_base58, parse_address(usdt_base58), tronscan)
+def _info(network: TronNetwork, usdt_base58: str, tronscan: str, genesis_id: str) -> NetworkInfo:
+    if not re.fullmatch(r"0{16}[0-9a-f]{48}", genesis_id):
+        raise ValueError(f"{network}: a genesis block id is 0 in 8 bytes, then 24 bytes of hex")
+    return NetworkInfo(network, usdt_base58, parse_address(usdt_base58), tronscan, genesis_id)
 
 
 NETWORKS: Mapping[TronNetwork, NetworkInfo] = MappingProxyType(
     {
         TronNetwork.MAINNET: _info(
-            TronNetwork.MAINNET, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "https://tronscan.org"
+            TronNetwork.MAINNET,
+            "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+            "https://tronscan.org",
+            "00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc",
         ),
         TronNetwork.NILE: _info(
-            TronNetwork.NILE, "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf", "https://nile.tronscan.org"
+            TronNetwork.NILE,
+            "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+            "https://nile.tronscan.org",
+            "0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc",
         ),
         TronNetwork.SHASTA: _info(
-            TronNetwork.SHASTA, "TG3XXyExBkPp9nzdajDZsozEu4BkaSJozs", "https://shasta.tronscan.org"
+            TronNetwork.SHASTA,
+            "TG3XXyExBkPp9nzdajDZsozEu4BkaSJozs",
+            "https://shasta.tronscan.org",
+            "0000000000000000de1aa88295e1fcf982742f773e0419c5a9c134c994a9059e",
         ),
     }
 )
 _BY_USDT = {info.usdt: network for network, info in NETWORKS.items()}
+_BY_GENESIS = {info.genesis_id: network for network, info in NETWORKS.items()}
 
 
 def network_info(network: TronNetwork) -> NetworkInfo:
@@ -69,6 +89,11 @@ def network_info(network: TronNetwork) -> NetworkInfo:
 def usdt_network(contract: bytes) -> TronNetwork | None:
     """The network whose official USDT contract is ``contract`` (21 bytes), if any."""
     return _BY_USDT.get(contract)
+
+
+def network_of_genesis(block_id: str) -> TronNetwork | None:
+    """The network whose block 0 has the id ``block_id`` (hex, any case), if it is one of ours."""
+    return _BY_GENESIS.get(block_id.lower())
 
 
 def tronscan_url(network: TronNetwork, tx_hash: str) -> str:
