@@ -17,8 +17,8 @@ from sponsorbot.features.broadcasts.post import Post
 from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.errors import Conflict
 from sponsorbot.features.shop.fulfil import Fulfilment, maker
-from sponsorbot.features.shop.runner import ShopRunner
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.runner import BUDGET_SPENT, ShopRunner
+from sponsorbot.features.shop.service import CALLS_PER_HOUR, ProductDraft
 from sponsorbot.tron.verifier import credited_usdt
 from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import Shop, shop
@@ -392,3 +392,42 @@ async def test_a_trx_rate_is_kept_a_day_then_quoted_again(
         # A payment at the new rate counts.
         await s.tg.sim.tron_trx(s.payer, s.address, again["due_trx"], solidify="now")
         await s.state_of(order["id"], "running", timeout=30)
+
+
+async def test_a_shop_that_spent_its_trongrid_budget_waits_for_the_next_hour(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path, accept_trx=False) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        order = await s.features.shop.approve(order["id"], "owner")
+        # The hour's calls are all used (by an advertiser's junk hashes, say).
+        await pool.execute(
+            "UPDATE shop_settings SET calls = $2, calls_hour = date_trunc('hour', now())"
+            " WHERE bot_id = $1",
+            s.bot["id"],
+            CALLS_PER_HOUR,
+        )
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, order["due_usdt"], solidify="now")
+        await s.say(ada, paid["hash"])
+
+        async def put_off() -> bool:
+            row = await pool.fetchrow(
+                "SELECT last_error, next_check_at > now() + interval '1 second' AS later,"
+                " checks FROM shop_payments WHERE order_id = $1",
+                order["id"],
+            )
+            return row is not None and row["last_error"] == BUDGET_SPENT and row["later"]
+
+        await eventually(put_off)
+        settings = await s.features.shop.settings(s.bot["id"])
+        assert settings["trongrid_calls"] == settings["trongrid_budget"] == CALLS_PER_HOUR
+        assert (await s.features.shop.order(order["id"]))["state"] == "awaiting_payment"
+        # The next hour (here: the count starts again) it is checked and counts.
+        await pool.execute(
+            "UPDATE shop_settings SET calls_hour = now() - interval '2 hours' WHERE bot_id = $1",
+            s.bot["id"],
+        )
+        await pool.execute("UPDATE shop_payments SET next_check_at = now()")
+        await s.state_of(order["id"], "running", timeout=30)
+        assert (await s.features.shop.settings(s.bot["id"]))["trongrid_calls"] >= 2

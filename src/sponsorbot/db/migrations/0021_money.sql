@@ -14,6 +14,11 @@ ALTER TABLE shop_orders
     ADD COLUMN rate_at     timestamptz;                  -- when the TRX rate was locked
 UPDATE shop_orders SET rate_at = approved_at WHERE usdt_per_trx IS NOT NULL;
 
+-- Each shop's TronGrid calls in the current hour, against its budget (a junk hash costs calls).
+ALTER TABLE shop_settings
+    ADD COLUMN calls_hour timestamptz,
+    ADD COLUMN calls      integer NOT NULL DEFAULT 0;
+
 -- Open orders of before this migration get distinct amounts the same way: what is left plus
 -- 1, 2, 3... millionths in the order they were made (their request shows the new amount).
 WITH open AS (

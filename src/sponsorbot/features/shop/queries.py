@@ -4,9 +4,20 @@ from __future__ import annotations
 
 SETTINGS = """
 SELECT bot_id, enabled, network, address, accept_usdt, accept_trx, api_key, pay_within_h,
-       updated_at
+       updated_at,
+       CASE WHEN calls_hour = date_trunc('hour', now()) THEN calls ELSE 0 END AS calls
 FROM shop_settings WHERE bot_id = $1
 """
+# Count $2 TronGrid calls against the shop's budget of $3 an hour; no row when it is spent.
+SPEND_CALLS = """
+UPDATE shop_settings
+SET calls = CASE WHEN calls_hour = date_trunc('hour', now()) THEN calls + $2 ELSE $2 END,
+    calls_hour = date_trunc('hour', now())
+WHERE bot_id = $1
+  AND (calls_hour IS DISTINCT FROM date_trunc('hour', now()) OR calls + $2 <= $3)
+RETURNING calls
+"""
+NEXT_HOUR = "SELECT date_trunc('hour', now()) + interval '1 hour'"
 SAVE_SETTINGS = """
 INSERT INTO shop_settings (bot_id, enabled, network, address, accept_usdt, accept_trx, api_key,
                            pay_within_h)
@@ -193,6 +204,10 @@ RETURNING id
 PAYMENT_RETRY = """
 UPDATE shop_payments SET checks = checks + 1, last_error = $2, next_check_at = $3
 WHERE id = $1 AND status = 'checking'
+"""
+# Put off without counting a check (the shop's TronGrid budget is spent).
+PAYMENT_WAIT = """
+UPDATE shop_payments SET last_error = $2, next_check_at = $3 WHERE id = $1 AND status = 'checking'
 """
 PAYMENT_DECIDED = """
 UPDATE shop_payments

@@ -51,6 +51,9 @@ CHECK_CLAIM_S = 60.0
 EXPIRY_GRACE_S = (WAIT_LIMIT + timedelta(minutes=5)).total_seconds()
 BATCH = 20
 PARALLEL = 4
+# A check asks TronGrid twice (the transaction, then its solidified info).
+CALLS_PER_CHECK = 2
+BUDGET_SPENT = "the shop's TronGrid budget for this hour is spent"
 
 
 def next_check(checks: int, now: datetime, failed: bool) -> datetime:
@@ -114,6 +117,11 @@ class ShopRunner:
     async def _check(self, payment: asyncpg.Record) -> None:
         order = await self.pool.fetchrow(queries.ORDER, payment["order_id"])
         if order is None or order["address"] is None or order["approved_at"] is None:
+            return
+        if not await self.shop.spend_calls(order["bot_id"], CALLS_PER_CHECK):
+            # The shop's hourly TronGrid budget is spent: checked again next hour, not failed.
+            later = await self.pool.fetchval(queries.NEXT_HOUR)
+            await self.pool.execute(queries.PAYMENT_WAIT, payment["id"], BUDGET_SPENT, later)
             return
         key = await self.shop.api_key(order["bot_id"])
         if key is None and self.settings.trongrid_api_key is not None:

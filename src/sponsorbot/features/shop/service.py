@@ -67,6 +67,9 @@ MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 PAGE = 50
+# TronGrid calls one shop may make in an hour: a check is two, and an advertiser's junk hashes
+# must not use up the key (or the server's) for every other shop.
+CALLS_PER_HOUR = 3000
 # Orders the owner may credit a transfer to: waiting for payment, or expired with a payment
 # that came late.
 ASSIGNABLE = ("awaiting_payment", "partly_paid", "expired")
@@ -239,6 +242,8 @@ class ShopService(OwnerService):
                 "api_key_tail": None,
                 "key_unreadable": False,
                 "pay_within_h": defaults.pay_within_h,
+                "trongrid_calls": 0,
+                "trongrid_budget": CALLS_PER_HOUR,
             }
         sealed = bytes(row["api_key"]) if row["api_key"] else None
         key = self._opened(bot_id, sealed) if sealed else None
@@ -254,7 +259,18 @@ class ShopService(OwnerService):
             # and takes a new one instead of failing.
             "key_unreadable": sealed is not None and key is None,
             "pay_within_h": row["pay_within_h"],
+            "trongrid_calls": row["calls"],
+            "trongrid_budget": CALLS_PER_HOUR,
         }
+
+    async def spend_calls(self, bot_id: int, calls: int) -> bool:
+        """Count TronGrid calls against the shop's hourly budget; False when it is spent (the
+        caller waits for the next hour, and the settings page says so)."""
+        spent = await self.pool.fetchval(queries.SPEND_CALLS, bot_id, calls, CALLS_PER_HOUR)
+        if spent is not None:
+            return True
+        # No shop row at all (a shop never set up) has no budget to spend.
+        return await self.pool.fetchval(queries.SETTINGS, bot_id) is None
 
     async def api_key(self, bot_id: int) -> str | None:
         """The bot's TronGrid key in clear, for the runner's requests only; None when there is

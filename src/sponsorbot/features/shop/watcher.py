@@ -21,6 +21,7 @@ import asyncpg
 from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
+from sponsorbot.features.shop.runner import CALLS_PER_CHECK
 from sponsorbot.features.shop.service import ShopService, enqueue
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
@@ -44,6 +45,7 @@ GROUP BY network, address
 KNOWN = "SELECT tx_hash FROM shop_transfers WHERE network = $1 AND tx_hash = ANY($2::text[])"
 # Hashes checked and found to be no payment (a TRC-10 transfer, a failed one): not asked again.
 FORGET_AFTER = 10_000
+LISTING_CALLS = 2
 
 
 class ShopWatcher:
@@ -85,6 +87,9 @@ class ShopWatcher:
         network = TronNetwork(row["network"])
         address = bytes(row["address"])
         url = self.settings.trongrid_url_for(network)
+        # The listings are two calls, and each new hash two more, from the shop's budget.
+        if not await self.shop.spend_calls(row["bot_id"], LISTING_CALLS):
+            return
         key = await self._key(row["bot_id"])
         since: datetime = row["since"] - CLOCK_SKEW
         seen = await incoming(
@@ -102,6 +107,8 @@ class ShopWatcher:
             return
         known = {r["tx_hash"] for r in await self.pool.fetch(KNOWN, network.value, fresh)}
         for tx_hash in dict.fromkeys(h for h in fresh if h not in known):
+            if not await self.shop.spend_calls(row["bot_id"], CALLS_PER_CHECK):
+                return
             verdict = await verify_hash(
                 self.session(),
                 url,

@@ -56,6 +56,11 @@ class ShopSettingsOut(BaseModel):
         "the server's key is used until a new one is set",
     )
     pay_within_h: int
+    trongrid_calls: int = Field(0, description="TronGrid calls made for this shop this hour")
+    trongrid_budget: int = Field(
+        description="TronGrid calls a shop may make in an hour; hashes wait for the next hour "
+        "once it is spent"
+    )
 
 
 class ProductIn(Strict):
