@@ -503,8 +503,10 @@ def payments_verify(
         typer.Option(help="USDT per TRX locked at approval (TRX is credited in USDT with it)."),
     ] = None,
 ) -> None:
-    """Judge one transaction as the shop's runner would, against SPONSORBOT_TRONGRID_URL,
-    printing one JSON line (verdict, reason, coin, amount, from, to, credited_usdt)."""
+    """Judge one transaction as the shop's runner would, against the network's TronGrid URL
+    (SPONSORBOT_TRONGRID_URL_MAINNET, …, else SPONSORBOT_TRONGRID_URL), printing one JSON line
+    (verdict, reason, coin, amount, from, to, credited_usdt). A node whose block 0 is another
+    network's is refused (exit 1), as the runner refuses it."""
     settings = _settings()
     try:
         approved = datetime.fromisoformat(approved_at)

@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     # Whether a shop may be set to Nile or Shasta: their coins are free from faucets, so a
     # shop on one would start real ads for test money (review M3). Off unless trying the shop.
     allow_testnet: bool = False
+    # One node per network (review L3), each falling back to trongrid_url (one URL for every
+    # network, as the simulator serves), then to the network's public TronGrid. Whichever
+    # applies, the verifier first checks that the node has that network's block 0.
+    trongrid_url_mainnet: str | None = None
+    trongrid_url_nile: str | None = None
+    trongrid_url_shasta: str | None = None
     trongrid_url: str | None = None
     trongrid_api_key: SecretStr | None = None
     price_coingecko_url: str = "https://api.coingecko.com"
@@ -153,7 +159,14 @@ class Settings(BaseSettings):
                 raise ValueError(f"{part!r} is not an IP address or network") from None
         return value
 
-    @field_validator("public_url", "panel_url", "trongrid_url")
+    @field_validator(
+        "public_url",
+        "panel_url",
+        "trongrid_url",
+        "trongrid_url_mainnet",
+        "trongrid_url_nile",
+        "trongrid_url_shasta",
+    )
     @classmethod
     def _optional_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -167,13 +180,19 @@ class Settings(BaseSettings):
 
     @cached_property
     def resolved_trongrid_url(self) -> str:
-        """TronGrid's base URL: the setting, or the network's public endpoint."""
+        """TronGrid's base URL for SPONSORBOT_TRON_NETWORK, as :meth:`trongrid_url_for` picks it."""
         return self.trongrid_url_for(self.tron_network)
 
     def trongrid_url_for(self, network: TronNetwork) -> str:
-        """TronGrid's base URL for `network` (a shop's own): the setting when set (a node of
+        """TronGrid's base URL for `network` (a shop's own): that network's setting
+        (SPONSORBOT_TRONGRID_URL_MAINNET, …) when set, else SPONSORBOT_TRONGRID_URL (a node of
         your own, or the simulator), else that network's public endpoint."""
-        return self.trongrid_url or _TRONGRID_URLS[network]
+        own: dict[TronNetwork, str | None] = {
+            TronNetwork.MAINNET: self.trongrid_url_mainnet,
+            TronNetwork.NILE: self.trongrid_url_nile,
+            TronNetwork.SHASTA: self.trongrid_url_shasta,
+        }
+        return own[network] or self.trongrid_url or _TRONGRID_URLS[network]
 
     @property
     def key_file(self) -> Path:

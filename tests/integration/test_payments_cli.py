@@ -18,9 +18,9 @@ from tests.kit import simulated_telegram
 pytestmark = pytest.mark.slow
 
 
-async def verify(url: str, *args: str) -> tuple[int, str, str]:
+async def verify(url: str, *args: str, setting: str = "TRONGRID_URL") -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPONSORBOT_")}
-    env["SPONSORBOT_TRONGRID_URL"] = url
+    env[f"SPONSORBOT_{setting}"] = url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -74,3 +74,25 @@ async def test_payments_verify_prints_the_verdict_of_each_kind_of_transaction() 
             tg.url, usdt["hash"], *common[:3], shop[:-1] + "x", *common[4:]
         )
         assert code == 2 and out == ""
+
+
+async def test_payments_verify_refuses_a_node_of_another_network() -> None:
+    async with simulated_telegram() as tg:
+        shop = (await tg.sim.tron_create_wallet())["address"]
+        payer = (await tg.sim.tron_create_wallet())["address"]
+        before = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+        trx = await tg.sim.tron_trx(payer, shop, "100", solidify="now")
+        common = ["--network", "mainnet", "--address", shop, "--approved-at", before]
+        # The mainnet URL of its own, and the simulator switched to Nile behind it (review L3).
+        await tg.sim.tron_set_network("nile")
+        free = await tg.sim.tron_trx(payer, shop, "100", solidify="now")
+        code, out, err = await verify(
+            tg.url, free["hash"], *common, "--trx-rate", "0.25", setting="TRONGRID_URL_MAINNET"
+        )
+        assert code == 1 and out == ""
+        assert "serves nile, not mainnet" in err
+        await tg.sim.tron_set_network("mainnet")
+        code, out, _ = await verify(
+            tg.url, trx["hash"], *common, "--trx-rate", "0.25", setting="TRONGRID_URL_MAINNET"
+        )
+        assert code == 0 and json.loads(out)["verdict"] == "credit"

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sponsorbot.config import Settings, SettingsError, load_settings
+from sponsorbot.config import Settings, SettingsError, TronNetwork, load_settings
 
 
 def test_defaults_need_no_settings(clean_env: Path) -> None:
@@ -56,3 +56,33 @@ def test_generated_secret_is_stable(clean_env: Path) -> None:
     assert len(first) >= 32
     assert Settings(data_dir=clean_env / "data").secret() == first
     assert (clean_env / "data" / "secret.key").stat().st_mode & 0o077 == 0
+
+
+def test_each_network_has_its_own_trongrid_url(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Unset: each network's public TronGrid, never another network's (review L3).
+    public = load_settings()
+    assert public.trongrid_url_for(TronNetwork.MAINNET) == "https://api.trongrid.io"
+    assert public.trongrid_url_for(TronNetwork.NILE) == "https://nile.trongrid.io"
+    assert public.trongrid_url_for(TronNetwork.SHASTA) == "https://api.shasta.trongrid.io"
+    # The one URL for every network (the simulator) is the fallback; a network's own wins.
+    monkeypatch.setenv("SPONSORBOT_TRONGRID_URL", "http://127.0.0.1:9000/")
+    monkeypatch.setenv("SPONSORBOT_TRONGRID_URL_MAINNET", "https://node.example/tron/")
+    monkeypatch.setenv("SPONSORBOT_TRONGRID_URL_NILE", "")
+    settings = load_settings()
+    assert settings.trongrid_url_for(TronNetwork.MAINNET) == "https://node.example/tron"
+    assert settings.trongrid_url_for(TronNetwork.NILE) == "http://127.0.0.1:9000"
+    assert settings.trongrid_url_for(TronNetwork.SHASTA) == "http://127.0.0.1:9000"
+    assert settings.resolved_trongrid_url == "https://node.example/tron"
+
+
+@pytest.mark.parametrize("network", ["MAINNET", "NILE", "SHASTA"])
+def test_a_network_trongrid_url_is_checked(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, network: str
+) -> None:
+    monkeypatch.setenv(f"SPONSORBOT_TRONGRID_URL_{network}", "nile.trongrid.io")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert f"SPONSORBOT_TRONGRID_URL_{network}" in str(caught.value)
+    assert "http:// or https://" in str(caught.value)

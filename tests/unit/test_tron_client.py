@@ -18,7 +18,15 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from sponsorbot.config import TronNetwork
-from sponsorbot.tron import HashError, TronGrid, TronGridError, verify_hash
+from sponsorbot.tron import (
+    NETWORKS,
+    HashError,
+    TronGrid,
+    TronGridError,
+    check,
+    network_of_genesis,
+    verify_hash,
+)
 from tests.loopback import served
 from tests.unit.tron_shapes import (
     TRX_INFO,
@@ -33,6 +41,9 @@ from tests.unit.tron_shapes import (
 KEY = "5f0c2a9e-7d41-4b8e-9a3c-key-for-tests"
 HASH = USDT_TRANSACTION["txID"]
 TRX_HASH = TRX_TRANSACTION["txID"]
+BLOCK_PATH = "/wallet/getblockbynum"
+MAINNET_GENESIS = NETWORKS[TronNetwork.MAINNET].genesis_id
+NILE_GENESIS = NETWORKS[TronNetwork.NILE].genesis_id
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -44,6 +55,18 @@ class FakeGrid:
     override: Handler | None = None
     transactions: dict[str, JsonDict] = field(default_factory=dict)
     infos: dict[str, JsonDict] = field(default_factory=dict)
+    # The id of block 0 the node tells: the chain it serves.
+    genesis: str = MAINNET_GENESIS
+
+    def lookups(self) -> list[str]:
+        """The paths asked, but for the network check."""
+        return [path for path, _, _ in self.seen if path != BLOCK_PATH]
+
+
+@pytest.fixture(autouse=True)
+def no_node_checked_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each test's node starts unchecked, even on a port an earlier test's node had.
+    monkeypatch.setattr(check, "_confirmed", set())
 
 
 @pytest.fixture
@@ -60,6 +83,9 @@ async def grid() -> AsyncIterator[FakeGrid]:
         state.seen.append((request.path, dict(request.headers), body))
         if state.override is not None:
             return await state.override(request)
+        if request.path == BLOCK_PATH:
+            # A real block 0 has more (header, transactions); only its id matters here.
+            return web.json_response({"blockID": state.genesis, "block_header": {"raw_data": {}}})
         value = body["value"] if isinstance(body, dict) else ""
         table = state.infos if "info" in request.path else state.transactions
         return web.json_response(table.get(value, {}))
@@ -67,6 +93,7 @@ async def grid() -> AsyncIterator[FakeGrid]:
     app = web.Application()
     app.router.add_post("/wallet/gettransactionbyid", dispatch)
     app.router.add_post("/walletsolidity/gettransactioninfobyid", dispatch)
+    app.router.add_post(BLOCK_PATH, dispatch)
     async with served(app) as state.base_url:
         yield state
 
@@ -303,6 +330,7 @@ async def test_verify_hash_credits_a_real_usdt_payment(
     line = await _verify(grid, session, f"https://tronscan.org/#/transaction/{HASH}", USDT_PAYEE)
     assert (line["verdict"], line["coin"], line["amount"]) == ("credit", "USDT", "3.500000")
     assert [path for path, _, _ in grid.seen] == [
+        BLOCK_PATH,
         "/wallet/gettransactionbyid",
         "/walletsolidity/gettransactioninfobyid",
     ]
@@ -320,7 +348,7 @@ async def test_verify_hash_of_an_unknown_hash_waits_after_one_lookup(
 ) -> None:
     line = await _verify(grid, session, "cd" * 32, USDT_PAYEE)
     assert (line["verdict"], line["reason"]) == ("wait", "unknown")
-    assert len(grid.seen) == 1
+    assert grid.lookups() == ["/wallet/gettransactionbyid"]
 
 
 async def test_verify_hash_of_an_unsolidified_transaction_waits(
@@ -380,3 +408,82 @@ async def test_verify_hash_refuses_an_answer_about_another_transaction(
     grid.transactions["cd" * 32] = grid.transactions[HASH]
     error = await _error(_verify(grid, session, "cd" * 32, USDT_PAYEE))
     assert error.kind == "garbage" and "another transaction" in str(error)
+
+
+# --- verify_hash: the node's network (review L3) -----------------------------------------
+
+
+def test_each_network_is_known_by_its_genesis_block_id() -> None:
+    # TRON's eth_chainId is the last 4 bytes of block 0's id; these are the values TRON's
+    # JSON-RPC reference gives, a check on the ids copied into networks.py.
+    chain_ids = {"mainnet": "2b6653dc", "nile": "cd8690dc", "shasta": "94a9059e"}
+    for network, info in NETWORKS.items():
+        assert info.genesis_id.startswith("0" * 16)  # block number 0 in 8 bytes
+        assert info.genesis_id.endswith(chain_ids[network.value])
+        assert network_of_genesis(info.genesis_id.upper()) == network
+    assert network_of_genesis("00" * 32) is None
+
+
+async def test_genesis_block_id_asks_for_block_0(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    grid.genesis = MAINNET_GENESIS.upper()
+    assert await TronGrid(session, grid.base_url, KEY).genesis_block_id() == MAINNET_GENESIS
+    [(path, headers, body)] = grid.seen
+    assert (path, body, headers["TRON-PRO-API-KEY"]) == (BLOCK_PATH, {"num": 0}, KEY)
+
+
+@pytest.mark.parametrize("body", [b"{}", b'{"blockID": "00ff"}', b'{"blockID": 7}'])
+async def test_a_block_0_without_an_id_is_garbage(
+    grid: FakeGrid, session: aiohttp.ClientSession, body: bytes
+) -> None:
+    grid.override = _answer(200, body)
+    error = await _error(TronGrid(session, grid.base_url, KEY).genesis_block_id())
+    assert error.kind == "garbage"
+
+
+async def test_verify_hash_checks_the_node_network_once(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    for tx in (HASH, TRX_HASH, "cd" * 32):
+        await _verify(grid, session, tx, USDT_PAYEE, rate=Decimal("0.25"))
+    paths = [path for path, _, _ in grid.seen]
+    assert paths[0] == BLOCK_PATH and paths.count(BLOCK_PATH) == 1
+    assert len(grid.lookups()) == 5  # two lookups for each known hash, one for the unknown
+
+
+async def test_verify_hash_refuses_a_node_of_another_network_before_any_lookup(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    grid.genesis = NILE_GENESIS
+    error = await _error(_verify(grid, session, HASH, USDT_PAYEE))
+    assert error.kind == "wrong_network"
+    message = str(error)
+    assert "serves nile, not mainnet" in message
+    assert "SPONSORBOT_TRONGRID_URL_MAINNET" in message and grid.base_url not in message
+    assert grid.lookups() == []
+    # A refusal is not kept: the node put right is believed on the next try.
+    grid.genesis = MAINNET_GENESIS
+    line = await _verify(grid, session, HASH, USDT_PAYEE)
+    assert line["verdict"] == "credit"
+    assert [path for path, _, _ in grid.seen].count(BLOCK_PATH) == 2
+
+
+async def test_a_node_checked_for_one_network_is_checked_again_for_another(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    assert (await _verify(grid, session, HASH, USDT_PAYEE))["verdict"] == "credit"
+    # A shop on Nile sent to the same (mainnet) node: refused, not judged as a Nile payment.
+    error = await _error(_verify(grid, session, TRX_HASH, TRX_PAYEE, network=TronNetwork.NILE))
+    assert error.kind == "wrong_network" and "serves mainnet, not nile" in str(error)
+    assert "SPONSORBOT_TRONGRID_URL_NILE" in str(error)
+    assert grid.lookups().count("/wallet/gettransactionbyid") == 1
+
+
+async def test_a_node_of_an_unknown_chain_is_refused(
+    grid: FakeGrid, session: aiohttp.ClientSession
+) -> None:
+    grid.genesis = "00" * 8 + "ab" * 24  # a private network's block 0
+    error = await _error(_verify(grid, session, HASH, USDT_PAYEE))
+    assert error.kind == "wrong_network"
+    assert f"an unknown chain (block 0 {grid.genesis})" in str(error)

@@ -8,13 +8,18 @@ from decimal import Decimal
 import aiohttp
 from pydantic import SecretStr
 
-from sponsorbot.config import TronNetwork
+from sponsorbot.config import ENV_PREFIX, TronNetwork
 from sponsorbot.tron.address import parse_address
 from sponsorbot.tron.client import TronGrid, TronGridError
-from sponsorbot.tron.networks import network_of_link, parse_hash
+from sponsorbot.tron.networks import network_info, network_of_genesis, network_of_link, parse_hash
 from sponsorbot.tron.verifier import WRONG_NETWORK, Verdict, verify
 
 __all__ = ["verify_hash"]
+
+# The (base URL, network) pairs whose node showed that network's block 0, once per process:
+# a node does not change chains, and the check costs a lookup. A refusal is not kept, so a
+# node put right is believed on the next try without a restart.
+_confirmed: set[tuple[str, TronNetwork]] = set()
 
 
 async def verify_hash(
@@ -37,7 +42,8 @@ async def verify_hash(
     minutes). Raises :class:`~sponsorbot.tron.networks.HashError` or
     :class:`~sponsorbot.tron.address.AddressError` for bad input, and
     :class:`~sponsorbot.tron.client.TronGridError` when TronGrid gives no usable answer (try
-    again later).
+    again later), ``wrong_network`` among them when the node at ``trongrid_url`` serves another
+    chain than ``network``: before its first verdict, a node must show ``network``'s block 0.
     """
     clean_hash = parse_hash(tx_hash)
     address = parse_address(address_text)
@@ -45,6 +51,7 @@ async def verify_hash(
     if linked is not None and linked != network:
         return Verdict("reject", WRONG_NETWORK)
     grid = TronGrid(session, trongrid_url, api_key, timeout_s=timeout_s)
+    await _check_network(grid, network)
     transaction = await grid.transaction(clean_hash)
     # An unknown hash has no info either: one lookup is enough to say so.
     info = await grid.transaction_info(clean_hash) if transaction else None
@@ -62,3 +69,25 @@ async def verify_hash(
         accept_trx=accept_trx,
         trx_rate=trx_rate,
     )
+
+
+async def _check_network(grid: TronGrid, network: TronNetwork) -> None:
+    """Raise ``wrong_network`` unless the node behind ``grid`` has ``network``'s block 0.
+
+    Without this, a node of one chain would be asked about another's payments: a URL left
+    pointing at Nile would credit free test TRX as mainnet TRX (review L3).
+    """
+    if (grid.base_url, network) in _confirmed:
+        return
+    served = await grid.genesis_block_id()
+    if served != network_info(network).genesis_id:
+        known = network_of_genesis(served)
+        chain = known.value if known else f"an unknown chain (block 0 {served})"
+        setting = f"{ENV_PREFIX}TRONGRID_URL_{network.value.upper()}"
+        # The URL itself stays out: the message is shown to the owner and a URL may hold a key.
+        raise TronGridError(
+            "wrong_network",
+            f"the TronGrid node serves {chain}, not {network.value}: nothing is judged until"
+            f" {setting} (or {ENV_PREFIX}TRONGRID_URL) names a {network.value} node",
+        )
+    _confirmed.add((grid.base_url, network))

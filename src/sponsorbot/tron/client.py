@@ -1,4 +1,4 @@
-"""TronGrid client: the two lookups the verifier needs, over the process's shared HTTP session.
+"""TronGrid client: the lookups the verifier needs, over the process's shared HTTP session.
 
 The API key travels in the ``TRON-PRO-API-KEY`` header and nowhere else: not in a log line, an
 exception message or a repr. Errors are :class:`TronGridError` with a ``kind``; for the caller
@@ -22,12 +22,13 @@ __all__ = ["ErrorKind", "JsonDict", "TronGrid", "TronGridError"]
 log = logging.getLogger("sponsorbot.tron")
 
 JsonDict = dict[str, Any]
-ErrorKind = Literal["unauthorized", "rate_limited", "unavailable", "garbage"]
+ErrorKind = Literal["unauthorized", "rate_limited", "unavailable", "garbage", "wrong_network"]
 
 API_KEY_HEADER: Final = "TRON-PRO-API-KEY"
 TRANSACTION_PATH: Final = "/wallet/gettransactionbyid"
 # The solidity node answers only once a transaction is confirmed (solidified); until then {}.
 INFO_PATH: Final = "/walletsolidity/gettransactioninfobyid"
+BLOCK_PATH: Final = "/wallet/getblockbynum"
 _MAX_REASON_CHARS: Final = 160
 _NOT_JSON: Final = object()
 _HASH_RE: Final = re.compile(r"[0-9a-f]{64}")
@@ -46,7 +47,8 @@ class TronGridError(Exception):
 
     ``unauthorized``: the API key was refused (401/403). ``rate_limited``: too many requests
     (``retry_after`` seconds if TronGrid said). ``unavailable``: 5xx, no connection, a timeout.
-    ``garbage``: an answer that is not the JSON object we asked for.
+    ``garbage``: an answer that is not the JSON object we asked for. ``wrong_network``: the
+    node serves another chain than the one asked about (its block 0 is another network's).
     """
 
     def __init__(self, kind: ErrorKind, message: str, *, retry_after: float | None = None):
@@ -92,15 +94,25 @@ class TronGrid:
             raise TronGridError("garbage", f"TronGrid {INFO_PATH}: no blockTimeStamp in answer")
         return answer
 
+    async def genesis_block_id(self) -> str:
+        """The id of block 0 as the node tells it (lower-case hex): which chain it serves."""
+        answer = await self._request(BLOCK_PATH, {"num": 0})
+        block_id = answer.get("blockID") if answer else None
+        if not isinstance(block_id, str) or not _HASH_RE.fullmatch(block_id.lower()):
+            raise TronGridError("garbage", f"TronGrid {BLOCK_PATH}: no blockID of block 0")
+        return block_id.lower()
+
     async def _post(self, path: str, tx_hash: str) -> JsonDict | None:
         if not _HASH_RE.fullmatch(tx_hash):
             raise ValueError("a transaction hash is 64 lower-case hex characters")
+        return await self._request(path, {"value": tx_hash, "visible": False})
+
+    async def _request(self, path: str, query: JsonDict) -> JsonDict | None:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers[API_KEY_HEADER] = self._api_key
-        body = orjson.dumps({"value": tx_hash, "visible": False})
-        log.debug("trongrid %s %s", path, tx_hash)
-        outcome = await self._send(path, body, headers)
+        log.debug("trongrid %s %s", path, query)
+        outcome = await self._send(path, orjson.dumps(query), headers)
         # Raised here, outside any except block, so no aiohttp exception rides along as
         # __context__ (error reporters print it, and it may quote the request).
         if isinstance(outcome, TronGridError):
