@@ -216,15 +216,20 @@ def redrive(
     bot: Annotated[int | None, typer.Option(min=1, help="Only this bot (its id).")] = None,
     since: Annotated[
         datetime | None,
-        typer.Option(help="Only what arrived at or after this time (ISO 8601, UTC if no zone)."),
+        typer.Option(
+            help="Only what arrived at or after this time (ISO 8601, UTC if no zone). "
+            "Without it: only what gave up in the last 24 hours."
+        ),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count them.")] = False,
 ) -> None:
     """Queue dead updates and messages given up after network errors again, once the cause
-    (an outage, a bug since fixed) is gone."""
+    (an outage, a bug since fixed) is gone: by default what gave up in the last 24 hours,
+    never the messages of a broadcast cancelled since."""
     from sponsorbot.db.database import open_database
     from sponsorbot.engine.redrive import Redriven, waiting
     from sponsorbot.engine.redrive import redrive as queue_again
+    from sponsorbot.features.all import redrive_holds
     from sponsorbot.runtime import run_async
 
     settings = _settings()
@@ -234,7 +239,7 @@ def redrive(
     async def _main() -> None:
         async with open_database(settings, "redrive") as db:
             act = waiting if dry_run else queue_again
-            result.append(await act(db.pool, bot, when))
+            result.append(await act(db.pool, bot, when, redrive_holds()))
 
     run_async(_main())
     done = result[0]

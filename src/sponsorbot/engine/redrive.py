@@ -6,47 +6,66 @@ failed for good after the same hours of network errors. Once the cause is fixed 
 re-drives them (`sponsorbot redrive`, the panel, the owner API): updates go back to the
 queue with a fresh retry time, each still in its person's order; messages that Telegram
 refused for a reason of its own (blocked, chat not found) are not sent again.
+
+Unless told how far back (`since`, by arrival), a re-drive takes only what gave up within the
+last `WINDOW` (review L11): failures older than that are stale, and messages days old should
+not go out because an owner pressed a button. The engine does not know what a message belongs
+to: a feature names the rows that must stay failed (a cancelled broadcast's) by a statement of
+its own, a hold (`Feature.redrive_holds`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
 from sponsorbot.engine.notify import CHANNEL, NOTIFY_MANY
 from sponsorbot.engine.sender import GAVE_UP
 
-# $1: one bot or all (NULL); $2: only what was received (queued) at or after this time. Each
-# answers the bots it touched, so exactly their workers and senders are woken.
-_UPDATES = """
+# How far back a re-drive reaches when not told: counted from when a row gave up, not from its
+# arrival, since a message retried for `retry_for_h` (24 h by default) is that old when it does.
+WINDOW = timedelta(hours=24)
+
+# $1: one bot or all (NULL); $2: only what was received (queued) at or after this time; $3:
+# only what gave up at or after this time (dead: handled_at; failed: sent_at); $4: the error
+# of a message given up. Each statement answers the bots it touched, so exactly their workers
+# and senders are woken.
+_DEAD = """status = 'dead' AND ($1::bigint IS NULL OR bot_id = $1)
+      AND ($2::timestamptz IS NULL OR received_at >= $2)
+      AND ($3::timestamptz IS NULL OR handled_at >= $3)"""
+# {held}: the features' holds (_HELD), each a condition on the row `o`.
+_GIVEN_UP = """o.status = 'failed' AND o.error = $4 AND ($1::bigint IS NULL OR o.bot_id = $1)
+      AND ($2::timestamptz IS NULL OR o.created_at >= $2)
+      AND ($3::timestamptz IS NULL OR o.sent_at >= $3){held}"""
+# A hold answers (bot_id, outbox_id) of rows a re-drive leaves failed.
+_HELD = """
+      AND NOT EXISTS (SELECT 1 FROM ({hold}) h (bot_id, outbox_id)
+                      WHERE h.bot_id = o.bot_id AND h.outbox_id = o.id)"""
+
+_UPDATES = f"""
 WITH u AS (
     UPDATE inbox SET status = 'pending', failures = 0, retry_since = now(),
                      next_attempt_at = now(), handled_at = NULL
-    WHERE status = 'dead' AND ($1::bigint IS NULL OR bot_id = $1)
-      AND ($2::timestamptz IS NULL OR received_at >= $2)
+    WHERE {_DEAD}
     RETURNING bot_id
 )
 SELECT bot_id, count(*) AS n FROM u GROUP BY bot_id
 """
-_MESSAGES = """
+_MESSAGES = f"""
 WITH u AS (
     -- A broadcast row was claimed (taken_at) before it gave up: unclaimed, it is sent again.
-    UPDATE outbox SET status = 'pending', sent_at = NULL, error = NULL, taken_at = NULL
-    WHERE status = 'failed' AND error = $3 AND ($1::bigint IS NULL OR bot_id = $1)
-      AND ($2::timestamptz IS NULL OR created_at >= $2)
-    RETURNING bot_id
+    UPDATE outbox o SET status = 'pending', sent_at = NULL, error = NULL, taken_at = NULL
+    WHERE {_GIVEN_UP}
+    RETURNING o.bot_id
 )
 SELECT bot_id, count(*) AS n FROM u GROUP BY bot_id
 """
-COUNT = """
-SELECT (SELECT count(*) FROM inbox
-        WHERE status = 'dead' AND ($1::bigint IS NULL OR bot_id = $1)
-          AND ($2::timestamptz IS NULL OR received_at >= $2)) AS updates,
-       (SELECT count(*) FROM outbox
-        WHERE status = 'failed' AND error = $3 AND ($1::bigint IS NULL OR bot_id = $1)
-          AND ($2::timestamptz IS NULL OR created_at >= $2)) AS messages
+_COUNT = f"""
+SELECT (SELECT count(*) FROM inbox WHERE {_DEAD}) AS updates,
+       (SELECT count(*) FROM outbox o WHERE {_GIVEN_UP}) AS messages
 """
 
 
@@ -58,14 +77,29 @@ class Redriven:
     messages: int
 
 
+def _held(holds: Sequence[str]) -> dict[str, str]:
+    """The holds as the {held} of the statements above."""
+    return {"held": "".join(_HELD.format(hold=hold) for hold in holds)}
+
+
+def _window(since: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """(arrived since, gave up since): `since` when given, else the last `WINDOW`."""
+    return (since, None) if since is not None else (None, datetime.now(UTC) - WINDOW)
+
+
 async def redrive(
-    pool: asyncpg.Pool, bot_id: int | None = None, since: datetime | None = None
+    pool: asyncpg.Pool,
+    bot_id: int | None = None,
+    since: datetime | None = None,
+    holds: Sequence[str] = (),
 ) -> Redriven:
-    """Queue dead updates and given-up messages again (of one bot, since a time); wakes the
-    workers and senders."""
+    """Queue dead updates and given-up messages again (of one bot; what arrived since a time,
+    else what gave up in the last `WINDOW`), but the messages a hold names; wakes the workers
+    and senders."""
+    window = _window(since)
     async with pool.acquire() as conn, conn.transaction():
-        updates = await conn.fetch(_UPDATES, bot_id, since)
-        messages = await conn.fetch(_MESSAGES, bot_id, since, GAVE_UP)
+        updates = await conn.fetch(_UPDATES, bot_id, *window)
+        messages = await conn.fetch(_MESSAGES.format(**_held(holds)), bot_id, *window, GAVE_UP)
         keys = ["inbox"] if updates else []
         keys += [f"outbox:{r['bot_id']}" for r in messages]
         if keys:
@@ -74,8 +108,11 @@ async def redrive(
 
 
 async def waiting(
-    pool: asyncpg.Pool, bot_id: int | None = None, since: datetime | None = None
+    pool: asyncpg.Pool,
+    bot_id: int | None = None,
+    since: datetime | None = None,
+    holds: Sequence[str] = (),
 ) -> Redriven:
-    """How many a re-drive would queue again now."""
-    row = await pool.fetchrow(COUNT, bot_id, since, GAVE_UP)
+    """How many a re-drive would queue again now (the same arguments)."""
+    row = await pool.fetchrow(_COUNT.format(**_held(holds)), bot_id, *_window(since), GAVE_UP)
     return Redriven(int(row["updates"]), int(row["messages"]))

@@ -42,13 +42,18 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 
+def redrive_holds(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
+    """What the features keep from a re-drive (engine.redrive's `holds`)."""
+    return tuple(hold for feature in features for hold in feature.redrive_holds)
+
+
 def install(
     engine: Engine, features: tuple[Feature, ...] = FEATURES, options: Options | None = None
 ) -> Features:
     """Set the features up on this engine: routers, jobs, services."""
     options = options or Options()
     config = ConfigCache(engine.pool, options.config_ttl_s, engine.notifier)
-    bots_service = BotsService(engine.bots, engine.api, engine.intake)
+    bots_service = BotsService(engine.bots, engine.api, engine.intake, redrive_holds(features))
     shared = Shared(engine, bots_service, config, MembershipCache(options.member_ttl_s), options)
     parts = {feature.name: feature.setup(shared) for feature in features}
     for part in parts.values():

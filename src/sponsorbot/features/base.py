@@ -73,10 +73,13 @@ class Parts:
 
 @dataclass(frozen=True, slots=True)
 class Feature:
-    """A feature's name and how to set it up in a process."""
+    """A feature's name, how to set it up in a process, and what a re-drive must leave alone."""
 
     name: str
     setup: Callable[[Shared], Parts]
+    # Statements answering (bot_id, outbox_id) of given-up messages a re-drive leaves failed
+    # (engine.redrive's holds). Known without a setup: the command re-drives with none done.
+    redrive_holds: tuple[str, ...] = ()
 
 
 class Features:

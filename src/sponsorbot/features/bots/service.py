@@ -49,10 +49,13 @@ def _owner_errors() -> Iterator[None]:
 class BotsService:
     """Bots as the owner manages them (tokens never leave it but through `token`)."""
 
-    def __init__(self, bots: BotService, api: BotApi, intake: Intake) -> None:
+    def __init__(
+        self, bots: BotService, api: BotApi, intake: Intake, redrive_holds: tuple[str, ...] = ()
+    ) -> None:
         self._bots = bots
         self._api = api
         self.intake = intake
+        self._redrive_holds = redrive_holds
 
     @property
     def webhook_possible(self) -> bool:
@@ -114,12 +117,13 @@ class BotsService:
     async def redrive(
         self, bot_id: int | None = None, since: datetime | None = None, *, dry_run: bool = False
     ) -> Redriven:
-        """Queue dead updates and given-up messages again (of one bot, since a time); with
-        `dry_run`, only count them. NotFound for an unknown bot."""
+        """Queue dead updates and given-up messages again (of one bot; what arrived since a
+        time, else what gave up in the last 24 hours), but those the features hold back (a
+        cancelled broadcast's); with `dry_run`, only count them. NotFound for an unknown bot."""
         if bot_id is not None:
             await self.get(bot_id)
         act = waiting if dry_run else redrive
-        return await act(self._bots.pool, bot_id, since)
+        return await act(self._bots.pool, bot_id, since, self._redrive_holds)
 
     async def webhook_info(self, bot_id: int) -> dict[str, Any]:
         """What Telegram says of the bot's webhook (getWebhookInfo)."""

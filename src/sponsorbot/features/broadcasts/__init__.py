@@ -8,7 +8,7 @@ import asyncpg
 from sponsorbot.engine.janitor import Sweep, sweep
 from sponsorbot.features.base import Feature, Job, Parts, Shared
 from sponsorbot.features.broadcasts.producer import Producer
-from sponsorbot.features.broadcasts.queries import DELETE_RECIPIENTS
+from sponsorbot.features.broadcasts.queries import CANCELLED_MESSAGES, DELETE_RECIPIENTS
 from sponsorbot.features.broadcasts.service import BroadcastService
 
 CLEANUP_EVERY_S = 600.0
@@ -34,4 +34,4 @@ def setup(shared: Shared) -> Parts:
     return Parts(services=[broadcasts], jobs=jobs)
 
 
-FEATURE = Feature("broadcasts", setup)
+FEATURE = Feature("broadcasts", setup, redrive_holds=(CANCELLED_MESSAGES,))

@@ -166,6 +166,15 @@ WITH gone AS (
 UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
 FROM gone WHERE r.broadcast_id = $1 AND r.outbox_id = gone.id
 """
+# The messages of cancelled broadcasts, which a re-drive leaves failed (review L11): cancelling
+# withdraws only the rows no sender has claimed yet, and whoever cancelled wants none sent later.
+# A recipient keeps the id of its outbox row whatever became of it (HARVEST keeps it; a
+# cancelled broadcast is not harvested at all).
+CANCELLED_MESSAGES = """
+SELECT r.bot_id, r.outbox_id FROM broadcasts b
+JOIN broadcast_recipients r ON r.bot_id = b.bot_id AND r.broadcast_id = b.id
+WHERE b.status = 'cancelled' AND r.outbox_id IS NOT NULL
+"""
 FINISH = """
 UPDATE broadcasts SET status = 'done', finished_at = now(), updated_at = now()
 WHERE id = $1 AND status = 'sending'

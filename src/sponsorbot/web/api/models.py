@@ -566,11 +566,17 @@ class CampaignOut(BaseModel):
     created_at: datetime
 
 
+REDRIVE_SINCE = (
+    "only what arrived at or after this time; without it, what gave up in the last 24 hours"
+)
+
+
 class RedriveIn(Strict):
-    """What to queue again: everything, one bot's, or what arrived since a time."""
+    """What to queue again: every bot's or one bot's; what arrived since a time, or without
+    `since` what gave up in the last 24 hours. A cancelled broadcast's messages stay failed."""
 
     bot_id: Id | None = None
-    since: When | None = None
+    since: When | None = Field(default=None, description=REDRIVE_SINCE)
 
 
 class RedriveOut(BaseModel):

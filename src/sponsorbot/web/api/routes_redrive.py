@@ -1,4 +1,6 @@
-"""Re-drive: dead updates and messages given up after network errors, queued again."""
+"""Re-drive: dead updates and messages given up after network errors, queued again; without
+`since`, only what gave up in the last 24 hours (review L11), and never the messages of a
+cancelled broadcast."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from sponsorbot.web.api.deps import Admin, BotFilter, Reader, Service
-from sponsorbot.web.api.models import RedriveIn, RedriveOut
+from sponsorbot.web.api.models import REDRIVE_SINCE, RedriveIn, RedriveOut
 
 router = APIRouter()
 
@@ -22,7 +24,7 @@ async def count_redrive(
     who: Reader,
     features: Service,
     bot_id: BotFilter = None,
-    since: Annotated[datetime | None, Query(description="only what arrived since")] = None,
+    since: Annotated[datetime | None, Query(description=REDRIVE_SINCE)] = None,
 ) -> dict[str, Any]:
     found = await features.bots.redrive(bot_id, since, dry_run=True)
     return {"updates": found.updates, "messages": found.messages}
