@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 from openapi_spec_validator import validate
 
+from sponsorbot.features.accounts.api_tokens import TokenService
 from tests.integration.broadcastkit import add_people
 from tests.integration.test_api_owner import connect_bot, owner_api
 
@@ -120,3 +121,54 @@ async def test_bad_posts_are_refused_before_anything_is_queued(
             files={"file": ("big.mp4", b"0" * (50 * 1024 * 1024 + 1), "video/mp4")},
         )
         assert big.status_code == 413
+
+
+async def test_only_an_owner_or_admin_token_allows_a_paid_broadcast(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """L8: a paid broadcast spends the bot's Telegram Stars; an editor may neither save nor send
+    one, and its estimated cost (0.1 Star a person) is in the broadcast before it is sent."""
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        bot = await connect_bot(api, "paid_cast_bot")
+        await add_people(api.tg.sim, pool, bot["id"], bot["username"], 37)
+        base = f"/api/v1/bots/{bot['id']}/broadcasts"
+        tokens = TokenService(pool)
+        admin = {"Authorization": f"Bearer {(await tokens.create('admin', 'admin'))[1]}"}
+        editor = {"Authorization": f"Bearer {(await tokens.create('editor', 'editor'))[1]}"}
+        paid = {"title": "Fast news", "post": {**POST, "paid": True}}
+
+        for send in ("draft", "now"):
+            refused = await api.http.post(base, json={**paid, "send": send}, headers=editor)
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["error"] == (
+                "the role editor may not allow a paid broadcast: it spends the bot's Telegram "
+                "Stars (0.1 a message), so only an owner or admin token may"
+            )
+        assert await pool.fetchval("SELECT count(*) FROM broadcasts") == 0
+
+        free = await api.http.post(base, json={"title": "News", "post": POST}, headers=editor)
+        assert free.status_code == 201 and free.json()["estimated_stars"] is None
+        turned = await api.http.put(f"{base}/{free.json()['id']}", json=paid, headers=editor)
+        assert turned.status_code == 403
+
+        made = await api.http.post(base, json=paid, headers=admin)
+        assert made.status_code == 201, made.text
+        draft = made.json()
+        assert draft["paid"] is True and draft["estimated_stars"] == 3.7
+        listed = (await api.http.get(base, headers=editor)).json()["items"]
+        assert {b["id"]: b["estimated_stars"] for b in listed} == {
+            draft["id"]: 3.7,
+            free.json()["id"]: None,
+        }
+        # The admin's paid draft stays the admin's to send.
+        by_editor = await api.http.post(f"{base}/{draft['id']}/send", headers=editor)
+        assert by_editor.status_code == 403 and "paid broadcast" in by_editor.json()["error"]
+        assert (await api.http.get(f"{base}/{draft['id']}")).json()["status"] == "draft"
+        sent = await api.http.post(f"{base}/{draft['id']}/send", headers=admin)
+        assert sent.status_code == 200 and sent.json()["status"] == "scheduled"
+        # An editor may still cancel it: that spends nothing.
+        cancelled = await api.http.post(f"{base}/{draft['id']}/cancel", headers=editor)
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        owner_sent = await api.http.post(base, json={**paid, "send": "now"})
+        assert owner_sent.status_code == 201 and owner_sent.json()["status"] == "scheduled"
+        assert owner_sent.json()["paid"] is True

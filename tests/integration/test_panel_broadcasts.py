@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -360,6 +361,64 @@ async def test_an_analyst_reads_but_cannot_change(
         assert made.status_code == 403
     assert await pool.fetchval("SELECT count(*) FROM broadcasts") == 1
     assert (await env.features.broadcasts.get(bot_id, broadcast_id))["status"] == "draft"
+
+
+async def test_only_an_owner_or_admin_allows_a_paid_broadcast_and_sees_its_cost(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """L8: an editor is not offered the paid option, a forged one is refused, and so is sending
+    an admin's paid draft; an admin sees about what it costs (0.1 Star a person), in English
+    and Persian, before sending it."""
+    refusal = "Only the owner or an admin may allow a paid broadcast"
+    async with panel_env(pool, db_dsn, tmp_path, people=37) as env:
+        bot_id = env.bot["id"]
+        paid = await env.features.broadcasts.create(
+            bot_id, Draft("Fast news", dataclasses.replace(POST, paid=True)), "test"
+        )
+        base = f"/broadcasts/{bot_id}/{paid['id']}"
+        async with client(env.app) as http:
+            csrf = await signed_in(env, http, "editor")
+            page = await http.get("/broadcasts/new")
+            assert 'name="paid"' not in page.text and refusal in page.text
+            for action in ("draft", "send"):
+                forged = form(env, paid="on", action=action)
+                answer = await http.post("/broadcasts", data={"csrf": csrf, **forged})
+                assert answer.status_code == 403 and refusal in answer.text
+            counted = await http.get(
+                "/broadcasts/audience", params={"bot_id": bot_id, "paid": "on"}, headers=HX
+            )
+            assert "37 people" in counted.text and "Stars" not in counted.text
+            detail = await http.get(base)
+            assert "about 3.7 Telegram Stars" in detail.text
+            assert f'action="{base}/send"' not in detail.text
+            refused = await http.post(f"{base}/send", data={"csrf": csrf})
+            assert refused.status_code == 403 and refusal in refused.text
+        assert await pool.fetchval("SELECT count(*) FROM broadcasts") == 1
+        assert (await env.features.broadcasts.get(bot_id, paid["id"]))["status"] == "draft"
+
+        async with client(env.app) as http:
+            csrf = await signed_in(env, http, "admin")
+            page = await http.get("/broadcasts/new")
+            assert 'name="paid"' in page.text and refusal not in page.text
+            assert "change from:#f-paid" in page.text
+            counted = await http.get(
+                "/broadcasts/audience", params={"bot_id": bot_id, "paid": "on"}, headers=HX
+            )
+            assert "A paid broadcast to them costs about 3.7 Telegram Stars." in counted.text
+            detail = await http.get(base)
+            assert "It costs about 3.7 Telegram Stars." in detail.text
+            assert f'action="{base}/send"' in detail.text
+            switched = await http.post(
+                "/language", data={"csrf": csrf, "language": "fa", "next": base}
+            )
+            assert switched.status_code == 303
+            persian = await http.get(base)
+            assert "حدود ۳.۷ ستارهٔ تلگرام" in persian.text
+            made = await http.post(
+                "/broadcasts", data={"csrf": csrf, **form(env, paid="on", action="send")}
+            )
+            sent = await env.features.broadcasts.get(bot_id, location_id(made))
+            assert sent["paid"] and sent["status"] != "draft"
 
 
 async def test_the_account_telegram_id_and_the_preview_sent_there(

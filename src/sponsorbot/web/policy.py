@@ -24,6 +24,9 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     # Where a shop's money goes (its payout address, network and coins): an admin, or a
     # leaked admin token, must not be able to redirect payments (review M3).
     "shop.money": OWNER,
+    # A paid broadcast (allow_paid_broadcast) spends the bot's Telegram Stars, 0.1 a message
+    # above the free rate: a hundred thousand people cost about 10,000 (review L8).
+    "broadcasts.paid": ADMINS,
     "team": OWNER,
 }
 

@@ -28,6 +28,9 @@ STATUSES = ("draft", "scheduled", "sending", "paused", "cancelled", "done")
 MAX_TITLE = 200
 MAX_ACTIVE_DAYS = 3650
 LANGUAGES = ("en", "fa")
+# What Telegram charges a paid broadcast (allow_paid_broadcast) for each message above the free
+# rate, in Stars from the bot's balance.
+STARS_A_MESSAGE = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,12 @@ def progress(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     }
 
 
+def stars_for(people: int) -> float:
+    """About what a paid broadcast to this many people costs in Telegram Stars: the most it can,
+    since only the messages above the free rate are paid."""
+    return round(people * STARS_A_MESSAGE, 1)
+
+
 class BroadcastService(OwnerService):
     """The owner's broadcasts, over the database and the Bot API."""
 
@@ -170,7 +179,7 @@ class BroadcastService(OwnerService):
         if row is None:
             await self.bots.get(bot_id)
             raise NotFound("no such broadcast")
-        out = self._out(row)
+        out = await self._costed(self._out(row))
         failures = []
         if out["blocked"] or out["failed"] or out["unknown"]:
             failures = [dict(r) for r in await self.pool.fetch(queries.FAILURES, broadcast_id)]
@@ -182,13 +191,23 @@ class BroadcastService(OwnerService):
         out["progress"] = progress(out, self.clock())
         return out
 
+    async def _costed(self, out: dict[str, Any]) -> dict[str, Any]:
+        """The broadcast with `estimated_stars` (None unless paid), shown before it is sent
+        (review L8): its audience counted now until it starts, then the one it goes to."""
+        people = out["progress"]["total"]
+        if out["paid"] and out["status"] in ("draft", "scheduled"):
+            audience = Audience.of_json(out["audience"]).args()
+            people = await self.pool.fetchval(queries.COUNT_AUDIENCE, out["bot_id"], *audience)
+        out["estimated_stars"] = stars_for(people) if out["paid"] else None
+        return out
+
     async def page(
         self, bot_ids: list[int], status: str | None, limit: int, offset: int
     ) -> tuple[list[dict[str, Any]], int]:
         """Broadcasts of these bots, newest first, and how many there are."""
         rows = await self.pool.fetch(queries.PAGE, bot_ids, status, limit, offset)
         total: int = await self.pool.fetchval(queries.COUNT_PAGE, bot_ids, status)
-        return [self._out(r) for r in rows], total
+        return [await self._costed(self._out(r)) for r in rows], total
 
     async def _status(self, bot_id: int, broadcast_id: int) -> str:
         status: str | None = await self.pool.fetchval(

@@ -34,7 +34,9 @@ class PostIn(Strict):
     silent: bool = Field(default=False, description="disable_notification")
     paid: bool = Field(
         default=False,
-        description="allow_paid_broadcast: up to 1000 messages a second, paid in Telegram Stars",
+        description="allow_paid_broadcast: up to 1000 messages a second, paid in Telegram Stars "
+        "(0.1 a message above the free rate) from the bot's balance; an owner or admin token "
+        "only (403 otherwise)",
     )
 
     def post(self) -> Post:
@@ -127,6 +129,10 @@ class BroadcastOut(BaseModel):
     post: dict[str, Any]
     audience: dict[str, Any]
     paid: bool
+    estimated_stars: float | None = Field(
+        description="a paid broadcast's cost at most, in Telegram Stars: 0.1 a person of its "
+        "audience (counted now until it starts); null when not paid"
+    )
     scheduled_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None

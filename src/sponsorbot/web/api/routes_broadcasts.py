@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 
+from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Invalid
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
@@ -23,10 +24,22 @@ from sponsorbot.web.api.models_broadcasts import (
     PreviewIn,
     SendIn,
 )
+from sponsorbot.web.policy import allowed
 from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
 
 router = APIRouter()
 BASE = "/bots/{bot_id}/broadcasts"
+
+
+def may_pay(who: Principal, paid: bool) -> None:
+    """403 for a paid broadcast saved or sent with a token whose role may not spend the bot's
+    Telegram Stars (review L8)."""
+    if paid and not allowed("broadcasts.paid", who.role):
+        raise HTTPException(
+            403,
+            f"the role {who.role} may not allow a paid broadcast: it spends the bot's Telegram "
+            "Stars (0.1 a message), so only an owner or admin token may",
+        )
 
 
 @router.post(BASE, status_code=201, response_model=BroadcastOut, summary="Create a broadcast")
@@ -34,6 +47,7 @@ async def create_broadcast(
     bot_id: BotId, body: BroadcastIn, who: Editor, features: Service
 ) -> dict[str, Any]:
     service = features.broadcasts
+    may_pay(who, body.post.paid)
     if body.send == "schedule" and body.scheduled_at is None:
         raise Invalid("give scheduled_at to schedule a broadcast", code="schedule_missing")
     row = await service.create(bot_id, body.draft(), f"api:{who.name}")
@@ -114,6 +128,7 @@ async def get_broadcast(
 async def change_broadcast(
     bot_id: BotId, broadcast_id: RowId, body: BroadcastPatch, who: Editor, features: Service
 ) -> dict[str, Any]:
+    may_pay(who, body.post.paid)
     return await features.broadcasts.change(bot_id, broadcast_id, body.draft())
 
 
@@ -129,11 +144,14 @@ async def delete_broadcast(
     f"{BASE}/{{broadcast_id}}/send",
     response_model=BroadcastOut,
     summary='Send a draft now, or schedule it (body: {"at": ISO 8601})',
+    description="A paid broadcast takes an owner or admin token (403 otherwise).",
 )
 async def send_broadcast(
     bot_id: BotId, broadcast_id: RowId, who: Editor, features: Service, body: SendIn | None = None
 ) -> dict[str, Any]:
     at = body.at if body is not None else None
+    # A paid draft an admin saved stays theirs to send.
+    may_pay(who, (await features.broadcasts.get(bot_id, broadcast_id))["paid"])
     return await features.broadcasts.send(bot_id, broadcast_id, at)
 
 

@@ -22,6 +22,7 @@ from sponsorbot.features.broadcasts.service import (
     LANGUAGES,
     MAX_ACTIVE_DAYS,
     STATUSES,
+    stars_for,
 )
 from sponsorbot.features.content.service import kind_of
 from sponsorbot.features.errors import FeatureError, NotFound
@@ -77,7 +78,20 @@ FIELD_OF = {
     **dict.fromkeys(("no_telegram_id", "preview_refused"), "preview"),
     **dict.fromkeys(("too_large", "empty_file", "no_storage_chat", "storage_refused"), "file"),
 }
-# The translatable names and the status groups the broadcast templates use.
+# A paid broadcast spends the bot's Telegram Stars: an editor is not offered it, and a forged
+# field or a send of someone else's paid draft is refused (review L8).
+PAID_REFUSED = N_(
+    "Only the owner or an admin may allow a paid broadcast: it spends the bot's Telegram Stars."
+)
+
+
+def stars_text(stars: float) -> str:
+    """A number of Stars as the panel writes it: thousands separated, tenths only if any (the
+    templates' `num` then writes its digits in the reader's language)."""
+    return f"{stars:,.1f}".removesuffix(".0")
+
+
+# The translatable names, the status groups and the helpers the broadcast templates use.
 NAMES = {
     "status_names": STATUS_NAMES,
     "media_names": MEDIA_NAMES,
@@ -85,6 +99,8 @@ NAMES = {
     "kind_labels": BROADCAST_KIND_LABELS,
     "editable": EDITABLE,
     "live": LIVE,
+    "stars_text": stars_text,
+    "paid_refused": PAID_REFUSED,
 }
 
 
@@ -200,6 +216,9 @@ async def _submit_form(
     action = text_of(form, "action") or "draft"
     values = form_values(form, None, zone)
     draft, at, errors = read_form(form, zone)
+    if draft.post.paid and not viewer.can("broadcasts.paid"):
+        errors = {"form": _(PAID_REFUSED)}
+        return await _form_page(request, viewer, values, errors, broadcast, 403)
     raw_bot = text_of(form, "bot_id")
     bot_id = int(broadcast["bot_id"]) if broadcast else int(raw_bot) if is_id(raw_bot) else 0
     if not bot_id:
@@ -327,8 +346,9 @@ async def broadcast_create(request: Request, viewer: Edit) -> Response:
 
 @router.get("/broadcasts/audience")
 async def broadcast_audience(request: Request, viewer: Edit) -> Response:
-    """How many people the audience chosen in the form holds now: a fragment the form asks
-    for with htmx whenever a filter changes (a browser opening it is sent to the form)."""
+    """How many people the audience chosen in the form holds now, and what a paid broadcast
+    to them costs: a fragment the form asks for with htmx whenever a filter or the paid option
+    changes (a browser opening it is sent to the form)."""
     if not request.headers.get("HX-Request"):
         return redirect(request, "/broadcasts/new")
     q = request.query_params
@@ -342,7 +362,9 @@ async def broadcast_audience(request: Request, viewer: Edit) -> Response:
             count = await services_of(request).broadcasts.audience_count(int(q["bot_id"]), audience)
         except REFUSED as exc:
             problem = next(iter(_field_errors(exc).values()))
-    context = {"count": count, "problem": problem}
+    paid = q.get("paid") == "on" and viewer.can("broadcasts.paid")
+    stars = stars_text(stars_for(count)) if paid and count is not None else None
+    context = {"count": count, "problem": problem, "stars": stars}
     return render(request, viewer, "_broadcast_audience.html", context)
 
 
@@ -440,6 +462,8 @@ async def _act(
         "cancel": service.cancel,
     }
     before = await service.get(bot_id, broadcast_id)
+    if action == "send" and before["paid"] and not viewer.can("broadcasts.paid"):
+        return await _detail_page(request, viewer, bot_id, broadcast_id, _(PAID_REFUSED), 403)
     target = f"broadcast:{broadcast_id}"
     try:
         if action == "delete":
