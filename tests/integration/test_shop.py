@@ -236,6 +236,30 @@ async def test_bad_settings_and_a_price_source_outage_are_clear_errors(
             await s.features.shop.approve(order["id"], "owner")
 
 
+async def test_a_trx_rate_needs_two_price_sources_that_agree(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    """L2: one source alone, or two that disagree by more than 3 %, is no price; one source
+    far off among three is outvoted, and the order names the two it took the rate from."""
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.tg.sim.set_price("0.25")
+        await s.tg.sim.set_price("0.5", source="kraken")
+        await s.tg.sim.price_down("binance")
+        with pytest.raises(
+            Conflict, match=r"disagree by more than 3% \(coingecko 0\.25, kraken 0\.5"
+        ):
+            await s.features.shop.approve(order["id"], "owner")
+        await s.tg.sim.price_down("coingecko")
+        with pytest.raises(Conflict, match=r"no TRX price .* only kraken answered"):
+            await s.features.shop.approve(order["id"], "owner")
+        assert (await s.features.shop.order(order["id"]))["state"] == "submitted"
+        await s.tg.sim.price_up()
+        approved = await s.features.shop.approve(order["id"], "owner")
+        assert (approved["usdt_per_trx"], approved["rate_source"]) == ("0.25", "coingecko+binance")
+
+
 async def test_a_paid_post_goes_out_as_a_broadcast_and_a_banner_follows_content_until_it_ends(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:

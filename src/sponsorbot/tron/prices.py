@@ -1,16 +1,22 @@
-"""The TRX price in USDT: CoinGecko, then Kraken, then Binance, kept five minutes.
+"""The TRX price in USDT: CoinGecko, Kraken and Binance asked together, kept five minutes.
 
 The rate is locked into an order when it is approved, so it must be exact: every number is a
 ``Decimal`` parsed from the answer's text (JSON floats included), never a float. The USD price
 of TRX stands for USDT per TRX.
+
+One source is never enough (the security review, L2): an outage page that still parses or a
+delisted pair would be locked into an order for weeks. A quote needs two sources whose prices
+agree within :data:`AGREEMENT`; otherwise there is no price, and the owner approves later.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import statistics
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -18,17 +24,21 @@ from typing import Any, Final
 
 import aiohttp
 
-__all__ = ["PriceSources", "PriceUnavailable", "Quote"]
+__all__ = ["AGREEMENT", "PriceSources", "PriceUnavailable", "Quote", "agreeing"]
 
 log = logging.getLogger("sponsorbot.tron")
 
 DEFAULT_TTL: Final = timedelta(minutes=5)
+# The most two sources may differ, as a fraction of the lower price. USD and USDT prices of
+# TRX differ by far less; a wider gap means one of them is wrong or stale.
+AGREEMENT: Final = Decimal("0.03")
 _MAX_REASON_CHARS: Final = 120
 
 
 @dataclass(frozen=True)
 class Quote:
-    """A rate (USDT per TRX), where it came from, and when it was fetched."""
+    """A rate (USDT per TRX), the agreeing sources it came from ("coingecko+kraken"), and
+    when it was fetched."""
 
     rate: Decimal
     source: str
@@ -36,7 +46,7 @@ class Quote:
 
 
 class PriceUnavailable(Exception):
-    """No source gave a price; the message names each source's failure."""
+    """No two sources agreed on a price; the message says why and names each failure."""
 
 
 class _BadAnswer(Exception):
@@ -106,7 +116,7 @@ class _Source:
 
 
 class PriceSources:
-    """The three public price sources, in order, over the process's shared HTTP session."""
+    """The three public price sources over the process's shared HTTP session."""
 
     def __init__(
         self,
@@ -156,7 +166,10 @@ class PriceSources:
     async def usdt_per_trx(self) -> Quote:
         """The current rate, from the cache if under five minutes old.
 
-        Raises :class:`PriceUnavailable` when every source fails; failures are not cached.
+        All sources are asked at once. The rate is the median of the largest group that
+        agrees (see :func:`agreeing`): of two sources their mean, of three the middle one.
+        Raises :class:`PriceUnavailable` when fewer than two answer or no two agree; failures
+        are not cached.
         """
         quote = self._fresh()
         if quote is not None:
@@ -165,17 +178,28 @@ class PriceSources:
             quote = self._fresh()
             if quote is not None:
                 return quote
+            # At once: an approval waits for the slowest source, not for three in a row.
+            answers = await asyncio.gather(
+                *(self._ask(source) for source in self._sources), return_exceptions=True
+            )
+            rates: dict[str, Decimal] = {}
             failures = []
-            for source in self._sources:
-                try:
-                    rate = await self._ask(source)
-                except _BadAnswer as exc:
-                    log.info("TRX price from %s failed: %s", source.name, exc)
-                    failures.append(f"{source.name}: {exc}")
-                    continue
-                self._quote = Quote(rate, source.name, self._clock())
-                return self._quote
-            raise PriceUnavailable("no TRX price: " + "; ".join(failures))
+            for source, answer in zip(self._sources, answers, strict=True):
+                if isinstance(answer, _BadAnswer):
+                    log.info("TRX price from %s failed: %s", source.name, answer)
+                    failures.append(f"{source.name}: {answer}")
+                elif isinstance(answer, BaseException):
+                    raise answer  # a bug, not an outage: not a reason to refuse quietly
+                else:
+                    rates[source.name] = answer
+            group = agreeing(rates)
+            if not group:
+                reason = _refusal(rates, failures)
+                log.warning("%s", reason)
+                raise PriceUnavailable(reason)
+            rate = statistics.median(rates[name] for name in group)
+            self._quote = Quote(rate, "+".join(group), self._clock())
+            return self._quote
 
     async def _ask(self, source: _Source) -> Decimal:
         body = await _guarded(self._get(source))
@@ -193,6 +217,39 @@ class PriceSources:
             if resp.status != 200:
                 raise _BadAnswer(f"HTTP {resp.status}")
             return await resp.read()
+
+
+def agreeing(rates: Mapping[str, Decimal]) -> tuple[str, ...]:
+    """The names of the largest group of sources whose prices all agree: the highest at most
+    :data:`AGREEMENT` above the lowest. Of equal groups, the one with the smallest spread
+    (then the first in order); none, when no two agree. So one wrong source among three is
+    outvoted, and a source alone is never a price."""
+    names = list(rates)
+    for size in range(len(names), 1, -1):
+        groups = [
+            group
+            for group in itertools.combinations(names, size)
+            if _spread([rates[name] for name in group]) <= AGREEMENT
+        ]
+        if groups:
+            return min(groups, key=lambda group: _spread([rates[name] for name in group]))
+    return ()
+
+
+def _spread(prices: Sequence[Decimal]) -> Decimal:
+    return (max(prices) - min(prices)) / min(prices)
+
+
+def _refusal(rates: Mapping[str, Decimal], failures: Sequence[str]) -> str:
+    """Why there is no price, on one line: too few answers, or how far apart they are."""
+    failed = f" ({'; '.join(failures)})" if failures else ""
+    if not rates:
+        return f"no TRX price: no source answered{failed}"
+    if len(rates) == 1:
+        only = next(iter(rates))
+        return f"no TRX price: only {only} answered, and a price needs two that agree{failed}"
+    seen = ", ".join(f"{name} {rate}" for name, rate in rates.items())
+    return f"no TRX price: the sources disagree by more than {AGREEMENT:.0%} ({seen}){failed}"
 
 
 async def _guarded(call: Awaitable[bytes]) -> bytes:
