@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncpg
 
 from sponsorbot.features.base import Feature, Parts, Shared
+from sponsorbot.features.shop import retention
 
 
 def setup(shared: Shared) -> Parts:
@@ -74,6 +75,7 @@ def setup(shared: Shared) -> Parts:
             await reseal_keys(pool, box)
 
         jobs.append(Job("shop_reseal", 3600.0, reseal))
+    jobs.append(Job("shop_cleanup", retention.CLEANUP_EVERY_S, retention.cleanup))
     return Parts(router=Dialogue(shared.config).router(), services=[shop], jobs=jobs)
 
 
