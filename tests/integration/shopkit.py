@@ -4,6 +4,7 @@ simulated TronGrid, and an advertiser who talks to the bot: what the shop tests 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,12 @@ from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
 from tests.kit import simulated_telegram as simulated_telegram
 
+# The watcher looks once at the start and then hourly: these tests follow a sent hash step by
+# step, and a watcher crediting the transfer first would race them. WATCHING turns it on.
 FAST = Options(
-    config_ttl_s=0.5, shop_check_every_s=0.2, shop_watch_every_s=0.3, campaign_check_every_s=0.2
+    config_ttl_s=0.5, shop_check_every_s=0.2, shop_watch_every_s=3600.0, campaign_check_every_s=0.2
 )
+WATCHING = dataclasses.replace(FAST, shop_watch_every_s=0.3)
 BOT = "adshop_bot"
 
 

@@ -58,6 +58,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "Checking transaction {hash}. You will get the answer here within a minute."
         ),
         "shop_already_checking": "Transaction {hash} is already being checked for this order.",
+        "shop_already_counted": "Transaction {hash} is already counted for order #{order}.",
         "shop_not_payable": "You have no order waiting for payment.",
         "shop_too_many_hashes": (
             "Too many transaction hashes for now. Please wait for the answers about the ones "
@@ -196,6 +197,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_checking": "تراکنش {hash} در حال بررسی است. پاسخ تا یک دقیقه همین‌جا می‌رسد.",
         "shop_already_checking": "تراکنش {hash} برای این سفارش در حال بررسی است.",
+        "shop_already_counted": "تراکنش \u2066{hash}\u2069 پیش‌تر برای سفارش #{order} حساب شده است.",
         "shop_not_payable": "سفارشی در انتظار پرداخت ندارید.",
         "shop_too_many_hashes": (
             "فعلاً هش تراکنش زیادی فرستاده‌اید. لطفاً منتظر پاسخ هش‌های فرستاده‌شده بمانید و "

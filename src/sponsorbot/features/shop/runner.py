@@ -231,7 +231,11 @@ class ShopRunner:
         transfer = await ledger.record(conn, order["network"], claim["tx_hash"], verdict)
         if transfer["state"] == "credited":
             if (transfer["order_bot_id"], transfer["order_id"]) == (order["bot_id"], order["id"]):
+                # Found and counted already (by the watcher, or the owner): say so.
                 await _decide(conn, claim, "credited", None, verdict, transfer["credited_usdt"])
+                hash_ = notices.short(claim["tx_hash"])
+                counted = notices.say(order, "shop_already_counted", texts, hash=hash_)
+                await enqueue(conn, order["bot_id"], [counted])
             else:
                 await self._reject(conn, claim, order, "already_used", verdict, texts)
             return set()

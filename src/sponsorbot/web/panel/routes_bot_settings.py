@@ -62,6 +62,7 @@ TEXTS: dict[str, str] = {
     "shop_bad_hash": N_("To an advertiser: that is not a transaction hash"),
     "shop_checking": N_("To an advertiser: the hash is being checked"),
     "shop_already_checking": N_("To an advertiser: the hash was sent before"),
+    "shop_already_counted": N_("To an advertiser: the transfer was counted already"),
     "shop_not_payable": N_("To an advertiser: no order waits for payment"),
     "shop_too_many_hashes": N_("To an advertiser: too many hashes for now"),
     "shop_too_many_orders": N_("To an advertiser: too many open orders"),
