@@ -389,7 +389,8 @@ async def test_a_trx_rate_is_kept_a_day_then_quoted_again(
         locks = [t for t in again["timeline"] if t["kind"] == "rate_locked"]
         assert len(locks) == 2 and Decimal(locks[-1]["data"]["rate"]) == Decimal("0.5")
         # A payment at the new rate counts.
-        await s.tg.sim.tron_trx(s.payer, s.address, again["due_trx"], solidify="now")
+        paid = await s.tg.sim.tron_trx(s.payer, s.address, again["due_trx"], solidify="now")
+        await s.say(ada, paid["hash"])
         await s.state_of(order["id"], "running", timeout=30)
 
 
