@@ -29,7 +29,7 @@ from sponsorbot.db.pool import connect
 from sponsorbot.features.shop import ledger, queries
 from sponsorbot.features.shop.attribution import TAIL_CEILING
 from sponsorbot.features.shop.rules import PAYABLE
-from sponsorbot.tron.verifier import Verdict
+from sponsorbot.tron.verifier import Coin, Verdict
 from tests.examples import examples
 
 BOT = 4242
@@ -103,18 +103,9 @@ class OrderLives(RuleBasedStateMachine):
 
         return int(self.run(go()))
 
-    def settle(self, tx_hash: str, coin: str, amount: Decimal) -> None:
+    def settle(self, tx_hash: str, coin: Coin, amount: Decimal) -> None:
         """What the runner does with a verified transfer, minus the claim."""
-        verdict = Verdict(
-            "credit",
-            None,
-            coin,
-            amount,
-            PAYER,
-            ADDRESS,
-            None,
-            datetime.now(UTC),  # type: ignore[arg-type]
-        )
+        verdict = Verdict("credit", None, coin, amount, PAYER, ADDRESS, None, datetime.now(UTC))
 
         async def go() -> None:
             async with self.conn.transaction():
@@ -133,7 +124,7 @@ class OrderLives(RuleBasedStateMachine):
         return f"{next(self.numbers):064x}"
 
     @rule(target=hashes, order=orders, coin=st.sampled_from(["USDT", "TRX"]))
-    def pay_exactly(self, order: int, coin: str) -> str:
+    def pay_exactly(self, order: int, coin: Coin) -> str:
         row = self.run(self.conn.fetchrow(queries.ORDER, order))
         tx_hash = self.new_hash()
         due = row["due_usdt"] if coin == "USDT" else row["due_trx"]
@@ -146,7 +137,7 @@ class OrderLives(RuleBasedStateMachine):
         return tx_hash
 
     @rule(target=hashes, coin=st.sampled_from(["USDT", "TRX"]), amount=amounts)
-    def pay_anything(self, coin: str, amount: Decimal) -> str:
+    def pay_anything(self, coin: Coin, amount: Decimal) -> str:
         tx_hash = self.new_hash()
         self.settle(tx_hash, coin, amount)
         return tx_hash
