@@ -457,6 +457,9 @@ async def test_approve_hashes_verdicts_and_mark_paid_on_the_order_page(
         assert "Held for the owner" in page.text and "Awaiting payment" in page.text
         listed = await http.get("/shop/transfers")
         assert part["hash"][:10] in listed.text and "Waiting for you" in listed.text
+        dashboard = await http.get("/")
+        assert "The shop needs you" in dashboard.text
+        assert "1 transfer waits for you to assign it or send it back" in dashboard.text
         (waiting,) = (await env.features.shop.transfers("unattributed"))["items"]
         typo = await http.post(
             f"/shop/transfers/{waiting['id']}/assign", data={"csrf": csrf, "order_id": "x"}

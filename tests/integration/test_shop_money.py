@@ -431,3 +431,29 @@ async def test_a_shop_that_spent_its_trongrid_budget_waits_for_the_next_hour(
         await pool.execute("UPDATE shop_payments SET next_check_at = now()")
         await s.state_of(order["id"], "running", timeout=30)
         assert (await s.features.shop.settings(s.bot["id"]))["trongrid_calls"] >= 2
+
+
+async def test_the_dashboard_shows_stuck_orders_and_transfers_waiting(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path) as s:
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        await s.features.shop.approve(order["id"], "owner")
+        assert await s.features.shop.attention() == {"stuck": [], "waiting_transfers": 0}
+        # Paid twenty minutes ago, its ad never started (a channel right missing, say).
+        await pool.execute(
+            "UPDATE shop_orders SET state = 'paid', start_tries = 3, start_after = now()"
+            " + interval '1 hour', updated_at = now() - interval '20 minutes' WHERE id = $1",
+            order["id"],
+        )
+        await pool.execute(
+            "INSERT INTO shop_transfers (network, tx_hash, coin, amount, to_address, block_time,"
+            " reason) SELECT 'mainnet', $1, 'USDT', 3, address, now(), 'no_match'"
+            " FROM shop_orders WHERE id = $2",
+            "ab" * 32,
+            order["id"],
+        )
+        seen = await s.features.shop.attention()
+        assert [o["id"] for o in seen["stuck"]] == [order["id"]]
+        assert seen["stuck"][0]["start_tries"] == 3 and seen["waiting_transfers"] == 1

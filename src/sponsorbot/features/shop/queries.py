@@ -303,3 +303,17 @@ WHERE id = $1 AND state = 'unattributed'
 RETURNING id
 """
 PAYMENT_BY_ID = f"SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.id = $1"
+
+# What needs the owner's eye: paid orders whose ad has not started for a while, running
+# broadcast orders whose broadcast never went out, and transfers waiting to be assigned.
+STUCK = """
+SELECT o.id, o.bot_id, o.state, o.kind, o.start_tries, o.updated_at
+FROM shop_orders o
+LEFT JOIN broadcasts b ON b.bot_id = o.bot_id AND b.id = o.broadcast_id
+WHERE (o.state = 'paid' AND o.updated_at < now() - make_interval(secs => $1))
+   OR (o.state = 'running' AND o.kind = 'broadcast' AND (b.id IS NULL OR b.status = 'draft')
+       AND o.started_at < now() - make_interval(secs => $1))
+ORDER BY o.id
+LIMIT 20
+"""
+WAITING_TRANSFERS = "SELECT count(*) FROM shop_transfers WHERE state = 'unattributed'"

@@ -67,6 +67,9 @@ MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 PAGE = 50
+# A paid order whose ad is not out after this long is shown to the owner (the clock keeps
+# trying meanwhile).
+STUCK_AFTER = timedelta(minutes=10)
 # TronGrid calls one shop may make in an hour: a check is two, and an advertiser's junk hashes
 # must not use up the key (or the server's) for every other shop.
 CALLS_PER_HOUR = 3000
@@ -637,6 +640,13 @@ class ShopService(OwnerService):
                 )
             await log_step(conn, order_id, "hash_submitted", actor, hash=tx_hash)
         return await self.order(order_id)
+
+    async def attention(self) -> dict[str, Any]:
+        """What the owner should look at: orders paid or running for a while with no ad out,
+        and how many transfers wait to be assigned."""
+        stuck = await self.pool.fetch(queries.STUCK, STUCK_AFTER.total_seconds())
+        waiting = await self.pool.fetchval(queries.WAITING_TRANSFERS)
+        return {"stuck": [dict(r) for r in stuck], "waiting_transfers": int(waiting)}
 
     # Transfers: what the chain brought in, and the owner's decisions on what matched no order
 
