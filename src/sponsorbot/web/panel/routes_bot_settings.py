@@ -1,4 +1,7 @@
-"""One bot's settings: how it receives updates, its storage chat and the visitors' texts."""
+"""One bot's settings: how it receives updates, its storage chat and the visitors' texts.
+
+The texts that tell an advertiser where and how much to pay are the owner's to change, with
+their password or a current code in the same form (review M3); an admin changes the others."""
 
 from __future__ import annotations
 
@@ -8,12 +11,20 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.errors import Invalid
+from sponsorbot.features.shop.payout import (
+    MONEY_TEXTS,
+    MONEY_TEXTS_CHANGED,
+    money_text_change,
+    money_text_changes,
+)
 from sponsorbot.features.texts import DEFAULTS, LANGUAGES, placeholders
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots
 from sponsorbot.web.panel.errors import REFUSED, describe, text_problem
+from sponsorbot.web.panel.fields import text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.identity import proves_identity
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -143,6 +154,7 @@ async def _page(
             "key": key,
             "label": _(label),
             "placeholders": sorted(placeholders(DEFAULTS["en"][key])),
+            "money": key in MONEY_TEXTS,
             "languages": [
                 {
                     "code": language,
@@ -244,7 +256,9 @@ async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Resp
 
 @router.post("/bots/{bot_id}/texts")
 async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Response:
-    """Save the visitors' texts; an empty field means our default text."""
+    """Save the visitors' texts; an empty field means our default text. Changing a text that
+    says where or how much to pay takes the owner and their password or a current code; a
+    refused save changes none of the texts."""
     services = services_of(request)
     bots, settings = services.bots, services.bot_settings
     form = await request.form()
@@ -253,10 +267,32 @@ async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Respon
     wanted: dict[str, dict[str, str]] = {}
     for language in LANGUAGES:
         for key in TEXTS:
-            # Browsers send CRLF in textareas; Telegram shows LF.
-            text = str(form.get(f"{language}.{key}", "")).replace("\r\n", "\n").strip()
+            field = f"{language}.{key}"
+            if key in MONEY_TEXTS and field not in form:
+                # An admin's page shows these disabled, so they are not sent: kept as stored.
+                text = before.get(language, {}).get(key, "")
+            else:
+                # Browsers send CRLF in textareas; Telegram shows LF.
+                text = str(form.get(field, "")).replace("\r\n", "\n").strip()
             if text:
                 wanted.setdefault(language, {})[key] = text
+    if money_text_changes(before, wanted):
+        if not viewer.can("shop.money"):
+            errors = {
+                "form": _(
+                    "Only the owner can change the texts that tell advertisers where and how "
+                    "much to pay. Nothing was saved."
+                )
+            }
+            return await _page(request, viewer, bot_id, errors, None, 403)
+        if not await proves_identity(request, viewer, text_of(form, "confirm")):
+            errors = {
+                "confirm": _(
+                    "Enter your password or a current code from your app to change a text "
+                    "that tells advertisers where or how much to pay."
+                )
+            }
+            return await _page(request, viewer, bot_id, errors, {"texts": wanted}, 422)
     try:
         after = (await settings.set_texts(bot_id, wanted))["overrides"]
     except Invalid as exc:
@@ -277,4 +313,7 @@ async def bot_texts(request: Request, bot_id: int, viewer: ManageBots) -> Respon
             return {k: texts.get(k.split(".")[0], {}).get(k.split(".")[1]) for k in sorted(changed)}
 
         await _audit(request, viewer, "bot.texts_changed", bot, pick(before), pick(after))
+    money = money_text_change(before, after)
+    if money is not None:  # what the owner's dashboard warns about for a week
+        await _audit(request, viewer, MONEY_TEXTS_CHANGED, bot, *money)
     return redirect(request, f"/bots/{bot_id}/settings?saved=texts")

@@ -76,6 +76,7 @@ NETWORK_NAMES = {
 SHOP_KIND_LABELS = {
     "shop.settings_changed": N_("Shop settings changed"),
     "shop.money_changed": N_("Shop's address, network or coins changed"),
+    "shop.money_changed.texts": N_("Shop's payment texts changed"),
     "shop.product_created": N_("Product added"),
     "shop.product_changed": N_("Product changed"),
     "shop.product_deleted": N_("Product deleted"),
