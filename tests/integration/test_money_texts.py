@@ -144,6 +144,8 @@ async def test_the_owner_changes_where_to_pay_with_a_password_and_the_dashboard_
 
         dashboard = await owner.get("/")
         assert 'id="money-changes"' in dashboard.text and "@money_texts_bot" in dashboard.text
+        # It says which texts, not an address that did not change.
+        assert "payment texts" in dashboard.text and "en.shop_pay" in dashboard.text
         audit = await owner.get("/audit?kind=shop.money_changed")
         assert audit.text.count('"What">Shop\'s payment texts changed <bdi') == 2
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.accounts import workspace as workspaces
-from sponsorbot.features.shop.payout import recent_money_changes
+from sponsorbot.features.shop.payout import MONEY_TEXTS_CHANGED, recent_money_changes
 from sponsorbot.features.stats.hours import HOUR, last_hours, local_day, span_of
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageSettings, View
@@ -86,6 +86,10 @@ def _money_notice(entry: dict[str, Any]) -> dict[str, Any]:
     """One `shop.money_changed` entry as the dashboard lists it: when, which bot, who, and
     the network, the address's tail and the coins before and after (names to translate)."""
     sides = [entry["before"] or {}, entry["after"] or {}]
+    if entry["kind"] == MONEY_TEXTS_CHANGED:
+        # A payment text changed: which ones (language.key), not an address.
+        texts = sorted({*(sides[0].get("texts") or {}), *(sides[1].get("texts") or {})})
+        return {"at": entry["at"], "bot": entry["target"], "actor": entry["actor"], "texts": texts}
     return {
         "at": entry["at"],
         "bot": entry["target"],
