@@ -19,13 +19,9 @@ from aiohttp import web
 from sponsorbot.simulator import tronshapes
 from sponsorbot.simulator.tron import Tx
 from sponsorbot.simulator.tronbytes import parse_address, to_base58
-from sponsorbot.simulator.trongrid import _chain, _flag, _refusal, _v1
+from sponsorbot.simulator.trongrid import chain_of, flag, refusal, v1_answer, v1_error
 
 MAX_LIMIT = 200
-
-
-def _error(message: str) -> web.Response:
-    return _v1({"success": False, "error": message, "statusCode": 400}, 400)
 
 
 def _number(request: web.Request, snake: str, camel: str, default: int) -> int:
@@ -35,7 +31,7 @@ def _number(request: web.Request, snake: str, camel: str, default: int) -> int:
 
 def _listing(render: Callable[[Tx], dict[str, Any]], trc20: bool) -> Any:
     async def handle(request: web.Request) -> web.Response:
-        refused = await _refusal(request, v1=True)
+        refused = await refusal(request, v1=True)
         if refused is not None:
             return refused
         try:
@@ -46,15 +42,15 @@ def _listing(render: Callable[[Tx], dict[str, Any]], trc20: bool) -> Any:
             token = request.query.get("contract_address") or request.query.get("contractAddress")
             contract = parse_address(token) if token else None
         except ValueError as exc:
-            return _error(str(exc))
+            return v1_error(str(exc))
         if not 0 < limit <= MAX_LIMIT:
-            return _error(f"limit must be between 1 and {MAX_LIMIT}")
-        chain = _chain(request)
+            return v1_error(f"limit must be between 1 and {MAX_LIMIT}")
+        chain = chain_of(request)
         now = chain.now_ms()
-        to_only = _flag(request, "only_to", "onlyTo")
-        from_only = _flag(request, "only_from", "onlyFrom")
-        confirmed = _flag(request, "only_confirmed", "onlyConfirmed")
-        unconfirmed = _flag(request, "only_unconfirmed", "onlyUnconfirmed")
+        to_only = flag(request, "only_to", "onlyTo")
+        from_only = flag(request, "only_from", "onlyFrom")
+        confirmed = flag(request, "only_confirmed", "onlyConfirmed")
+        unconfirmed = flag(request, "only_unconfirmed", "onlyUnconfirmed")
         found = []
         for tx in chain.ledger().values():
             if trc20 != (tx.token is not None) or not low <= tx.block_time_ms <= high:
@@ -75,7 +71,8 @@ def _listing(render: Callable[[Tx], dict[str, Any]], trc20: bool) -> Any:
         ascending = request.query.get("order_by", "").endswith(",asc")
         found.sort(key=lambda t: t.block_time_ms, reverse=not ascending)
         data = [render(tx) for tx in found[:limit]]
-        return _v1({"data": data, "success": True, "meta": {"at": now, "page_size": len(data)}})
+        meta = {"at": now, "page_size": len(data)}
+        return v1_answer({"data": data, "success": True, "meta": meta})
 
     return handle
 

@@ -52,24 +52,31 @@ def _node(data: Any, status: int = 200) -> web.Response:
     )
 
 
-def _v1(data: Any, status: int = 200) -> web.Response:
+def v1_answer(data: Any, status: int = 200) -> web.Response:
+    """A v1 API answer (no trailing newline, unlike the node's)."""
     return web.Response(body=orjson.dumps(data), status=status, content_type=_JSON, charset="utf-8")
 
 
-def _chain(request: web.Request) -> Chain:
+def v1_error(message: str, status: int = 400) -> web.Response:
+    """A v1 API refusal, as TronGrid words one."""
+    return v1_answer({"success": False, "error": message, "statusCode": status}, status)
+
+
+def chain_of(request: web.Request) -> Chain:
+    """The simulated chain behind ``request``."""
     return request.app[SIMULATOR_KEY].tron
 
 
-async def _refusal(request: web.Request, v1: bool) -> web.Response | None:
+async def refusal(request: web.Request, v1: bool) -> web.Response | None:
     """A queued fault or a missing/wrong API key, or None to answer normally (after the
     chain's delay, if one is set)."""
-    chain = _chain(request)
+    chain = chain_of(request)
     if chain.delay_s:
         await asyncio.sleep(chain.delay_s)
     fault = chain.take_fault()
     if fault == "429":
         if v1:
-            return _v1({"success": False, "error": RATE_LIMITED, "statusCode": 429}, 429)
+            return v1_error(RATE_LIMITED, 429)
         return _node({"Error": RATE_LIMITED}, 429)
     if fault == "500":
         return web.Response(text=SERVER_ERROR_PAGE, status=500, content_type="text/html")
@@ -152,77 +159,73 @@ def _visible(value: Any) -> bool:
 
 
 def _lookup(request: web.Request, tx_hash: str, solidity: bool) -> Tx | None:
-    chain = _chain(request)
+    chain = chain_of(request)
     tx = chain.find(tx_hash) if len(tx_hash) == 64 else None
     if tx is None or (solidity and not tx.solid(chain.now_ms())):
         return None
     return tx
 
 
-def _by_id(render: Callable[[Tx, bool], dict[str, Any]], solidity: bool) -> Handler:
+def _servlet(answer: Callable[[web.Request], Awaitable[Any]]) -> Handler:
+    """A ``/wallet*`` call: a refusal first, then ``answer``'s JSON, or the ``{"Error"}`` body of
+    the NodeError it raised."""
+
     async def handle(request: web.Request) -> web.Response:
-        refused = await _refusal(request, v1=False)
+        refused = await refusal(request, v1=False)
         if refused is not None:
             return refused
         try:
-            tx_hash, visible = await _query(request)
+            return _node(await answer(request))
         except NodeError as exc:
             return _node({"Error": str(exc)})
-        tx = _lookup(request, tx_hash, solidity)
-        return _node({} if tx is None else render(tx, visible))
 
     return handle
+
+
+def _by_id(render: Callable[[Tx, bool], dict[str, Any]], solidity: bool) -> Handler:
+    async def answer(request: web.Request) -> dict[str, Any]:
+        tx_hash, visible = await _query(request)
+        tx = _lookup(request, tx_hash, solidity)
+        return {} if tx is None else render(tx, visible)
+
+    return _servlet(answer)
 
 
 def _now_block(solidity: bool) -> Handler:
-    async def handle(request: web.Request) -> web.Response:
-        refused = await _refusal(request, v1=False)
-        if refused is not None:
-            return refused
-        try:
-            _, visible = await _query(request)
-        except NodeError as exc:
-            return _node({"Error": str(exc)})
-        return _node(tronshapes.block(_chain(request), solidity, visible))
+    async def answer(request: web.Request) -> dict[str, Any]:
+        _, visible = await _query(request)
+        return tronshapes.block(chain_of(request), solidity, visible)
 
-    return handle
+    return _servlet(answer)
 
 
 def _block_by_number(solidity: bool) -> Handler:
-    async def handle(request: web.Request) -> web.Response:
-        refused = await _refusal(request, v1=False)
-        if refused is not None:
-            return refused
-        try:
-            number, visible = await _block_number(request)
-        except NodeError as exc:
-            return _node({"Error": str(exc)})
-        return _node(tronshapes.block_by_number(_chain(request), number, solidity, visible))
+    async def answer(request: web.Request) -> dict[str, Any]:
+        number, visible = await _block_number(request)
+        return tronshapes.block_by_number(chain_of(request), number, solidity, visible)
 
-    return handle
+    return _servlet(answer)
 
 
-def _flag(request: web.Request, snake: str, camel: str) -> bool:
-    # TronGrid takes its query options in snake_case or camelCase.
+def flag(request: web.Request, snake: str, camel: str) -> bool:
+    """A v1 query option that is on ("true"): TronGrid takes them in snake_case or camelCase."""
     return (request.query.get(snake) or request.query.get(camel) or "").lower() == "true"
 
 
 async def transaction_events(request: web.Request) -> web.Response:
     """GET /v1/transactions/{id}/events: the transaction's decoded events."""
-    refused = await _refusal(request, v1=True)
+    refused = await refusal(request, v1=True)
     if refused is not None:
         return refused
     tx_id = request.match_info["id"]
     if not _TX_ID.fullmatch(tx_id):
-        return _v1(
-            {"success": False, "error": "Invalid transaction id provided", "statusCode": 400}, 400
-        )
-    confirmed = _flag(request, "only_confirmed", "onlyConfirmed")
-    unconfirmed = _flag(request, "only_unconfirmed", "onlyUnconfirmed")
+        return v1_error("Invalid transaction id provided")
+    confirmed = flag(request, "only_confirmed", "onlyConfirmed")
+    unconfirmed = flag(request, "only_unconfirmed", "onlyUnconfirmed")
     if confirmed and unconfirmed:
         error = "Cannot use only_confirmed and only_unconfirmed at the same time"
-        return _v1({"success": False, "error": error, "statusCode": 400}, 400)
-    chain = _chain(request)
+        return v1_error(error)
+    chain = chain_of(request)
     tx = chain.find(tx_id)
     data: list[dict[str, Any]] = []
     if tx is not None:
@@ -230,7 +233,7 @@ async def transaction_events(request: web.Request) -> web.Response:
         if not (confirmed and not solid) and not (unconfirmed and solid):
             data = tronshapes.events(tx, solid)
     meta = {"at": chain.now_ms(), "page_size": len(data)}
-    return _v1({"data": data, "success": True, "meta": meta})
+    return v1_answer({"data": data, "success": True, "meta": meta})
 
 
 def setup(app: web.Application) -> None:
