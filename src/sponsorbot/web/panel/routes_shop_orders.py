@@ -249,8 +249,24 @@ def timeline(order: dict[str, Any], members: dict[int, str], zone: str) -> list[
 # -- pages ---------------------------------------------------------------------------------------
 
 
-def _before(raw: str) -> int | None:
+def before_of(raw: str) -> int | None:
+    """The `before` of a paged list's address: the id to list below, None for the newest."""
     return int(raw) if is_id(raw) and int(raw) > 0 else None
+
+
+def pager_urls(
+    path: str, filters: dict[str, Any], before: int | None, next_before: int | None
+) -> dict[str, str | None]:
+    """A paged list's links, its filters kept: to the older page, and back to the newest."""
+
+    def url(**more: Any) -> str:
+        query = urlencode({**filters, **more})
+        return f"{path}?{query}" if query else path
+
+    return {
+        "older": url(before=next_before) if next_before else None,
+        "newest": url() if before else None,
+    }
 
 
 @router.get("/shop/orders")
@@ -261,13 +277,9 @@ async def orders_page(request: Request, viewer: View) -> Response:
     q = request.query_params
     bot = bot_filter(q.get("bot", ""), bots)
     state = q.get("state") if q.get("state") in STATES else None
-    before = _before(q.get("before", ""))
+    before = before_of(q.get("before", ""))
     page = await services.shop.orders(bot, state, before, PAGE)
     filters = {k: v for k, v in (("bot", bot), ("state", state)) if v}
-
-    def url(**more: Any) -> str:
-        query = urlencode({**filters, **more})
-        return f"/shop/orders?{query}" if query else "/shop/orders"
 
     counts: dict[str, int] = page["counts"]
     context = {
@@ -280,8 +292,7 @@ async def orders_page(request: Request, viewer: View) -> Response:
         "total": sum(counts.values()),
         "state_urls": {s: f"/shop/orders?{urlencode({**filters, 'state': s})}" for s in STATES},
         "all_url": f"/shop/orders?bot={bot}" if bot else "/shop/orders",
-        "older": url(before=page["next_before"]) if page["next_before"] else None,
-        "newest": url() if before else None,
+        **pager_urls("/shop/orders", filters, before, page["next_before"]),
         **shop_names(),
     }
     return render(request, viewer, "shop_orders.html", context)
@@ -482,7 +493,7 @@ async def payments_page(request: Request, viewer: View) -> Response:
     q = request.query_params
     bot = bot_filter(q.get("bot", ""), bots)
     status = q.get("status") if q.get("status") in PAYMENT_STATUSES else None
-    before = _before(q.get("before", ""))
+    before = before_of(q.get("before", ""))
     page = await services.shop.payments(bot, status, before, PAGE)
     filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
     zone = str(viewer.workspace.get("time_zone") or "UTC")
@@ -491,18 +502,13 @@ async def payments_page(request: Request, viewer: View) -> Response:
         network = TronNetwork(item["network"]) if item.get("network") else None
         rows.extend(payment_rows([item], network, None, zone))
 
-    def url(**more: Any) -> str:
-        query = urlencode({**filters, **more})
-        return f"/shop/payments?{query}" if query else "/shop/payments"
-
     context = {
         "payments": rows,
         "bots": bots,
         "bot": bot,
         "status": status,
         "statuses": PAYMENT_STATUSES,
-        "older": url(before=page["next_before"]) if page["next_before"] else None,
-        "newest": url() if before else None,
+        **pager_urls("/shop/payments", filters, before, page["next_before"]),
         "filtered": bool(filters),
         **shop_names(),
     }

@@ -5,7 +5,6 @@ it was sent back). Every decision is audited."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -21,7 +20,7 @@ from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_shop import Id
-from sponsorbot.web.panel.routes_shop_orders import PAGE, shop_names
+from sponsorbot.web.panel.routes_shop_orders import PAGE, before_of, pager_urls, shop_names
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -59,15 +58,9 @@ async def _page(
     shop = services_of(request).shop
     q = request.query_params
     state = q.get("state") if q.get("state") in TRANSFER_STATES else None
-    before = int(q["before"]) if is_id(q.get("before", "")) else None
+    before = before_of(q.get("before", ""))
     page = await shop.transfers(state, before, PAGE)
     filters = {"state": state} if state else {}
-
-    def url(**more: Any) -> str:
-        query = urlencode({**filters, **more})
-        return f"/shop/transfers?{query}" if query else "/shop/transfers"
-
-    waiting = await shop.transfers("unattributed", None, 1)
     context = {
         "transfers": _rows(page["items"]),
         "state": state,
@@ -76,9 +69,7 @@ async def _page(
         "transfer_badges": TRANSFER_BADGES,
         "hold_names": HOLD_NAMES,
         "match_names": MATCH_NAMES,
-        "any_waiting": bool(waiting["items"]),
-        "older": url(before=page["next_before"]) if page["next_before"] else None,
-        "newest": url() if before else None,
+        **pager_urls("/shop/transfers", filters, before, page["next_before"]),
         "filtered": bool(filters),
         "message": message,
         **shop_names(),
