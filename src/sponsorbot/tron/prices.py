@@ -224,15 +224,15 @@ def agreeing(rates: Mapping[str, Decimal]) -> tuple[str, ...]:
     :data:`AGREEMENT` above the lowest. Of equal groups, the one with the smallest spread
     (then the first in order); none, when no two agree. So one wrong source among three is
     outvoted, and a source alone is never a price."""
-    names = list(rates)
-    for size in range(len(names), 1, -1):
-        groups = [
-            group
-            for group in itertools.combinations(names, size)
-            if _spread([rates[name] for name in group]) <= AGREEMENT
-        ]
-        if groups:
-            return min(groups, key=lambda group: _spread([rates[name] for name in group]))
+    for size in range(len(rates), 1, -1):
+        spreads = {
+            group: _spread([rates[name] for name in group])
+            for group in itertools.combinations(rates, size)
+        }
+        # The tightest group of this size (the first of equals) agrees if any does.
+        tightest = min(spreads, key=spreads.__getitem__)
+        if spreads[tightest] <= AGREEMENT:
+            return tightest
     return ()
 
 
