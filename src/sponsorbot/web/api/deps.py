@@ -27,3 +27,7 @@ RowId = Annotated[int, Path(ge=1, le=BIGINT)]
 ChatId = Annotated[int, Path(ge=-BIGINT, le=BIGINT, description="the Telegram chat id")]
 UserId = Annotated[int, Path(ge=1, le=BIGINT, description="the Telegram user id")]
 BotFilter = Annotated[int | None, Query(ge=1, le=BIGINT, description="only this bot")]
+# Paging newest first: the id to list below, from the page before.
+Before = Annotated[
+    int | None, Query(ge=1, le=BIGINT, description="the `next_before` of the page before")
+]

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from sponsorbot.features.shop.rules import Kind, PaymentStatus, State
+from sponsorbot.features.shop.rules import Kind, PaymentStatus, State, TransferState
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
-from sponsorbot.web.api.models import Strict
+from sponsorbot.web.api.models import BIGINT, Strict
 
 Network = Literal["mainnet", "nile", "shasta"]
 # A decimal as a string ("12.5"): money never goes through a float.
@@ -207,3 +207,58 @@ class HashIn(Strict):
     """A transaction hash (64 hex characters) or its TronScan link."""
 
     tx_hash: str = Field(min_length=1, max_length=300)
+
+
+class ClaimOut(BaseModel):
+    """An order whose advertiser (or the owner) sent this transfer's hash."""
+
+    order_id: int
+    bot_id: int
+    status: PaymentStatus
+    reason: str | None
+    submitted_at: datetime
+
+
+class TransferOut(BaseModel):
+    """One transfer into a shop's address, as the chain showed it, and where it went."""
+
+    id: int
+    network: str
+    tx_hash: str
+    coin: str
+    amount: Money
+    from_address: str | None
+    to_address: str
+    block_time: datetime
+    state: TransferState
+    reason: str | None = Field(
+        description="why it waits for the owner: no_match, ambiguous or too_early"
+    )
+    order_bot_id: int | None
+    order_id: int | None
+    credited_usdt: Money | None
+    matched_by: str | None = Field(description="amount, owner, or hash (before exact amounts)")
+    seen_at: datetime
+    decided_at: datetime | None
+    decided_by: str | None
+    note: str | None
+    claims: list[ClaimOut]
+
+
+class TransferPage(BaseModel):
+    """A page of transfers, newest first."""
+
+    items: list[TransferOut]
+    next_before: int | None
+
+
+class AssignIn(BaseModel):
+    """The order to credit a transfer to."""
+
+    order_id: int = Field(ge=1, le=BIGINT)
+
+
+class NoteIn(BaseModel):
+    """Why, for the record."""
+
+    note: str = Field("", max_length=500)

@@ -5,14 +5,14 @@ address, the network, the coins) an owner token; any member may read."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.web.api.audit import audit_call
-from sponsorbot.web.api.deps import BIGINT, Admin, BotFilter, BotId, Limit, Reader, RowId, Service
+from sponsorbot.web.api.deps import Admin, Before, BotFilter, BotId, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
     OrderOut,
@@ -28,9 +28,6 @@ from sponsorbot.web.policy import allowed
 
 router = APIRouter()
 BOT = "/bots/{bot_id}/shop"
-Before = Annotated[
-    int | None, Query(ge=1, le=BIGINT, description="the `next_before` of the page before")
-]
 
 
 @router.get(BOT, response_model=ShopSettingsOut, summary="A bot's shop settings")

@@ -7,75 +7,15 @@ for; everything else is the owner's to decide (docs/shop-payments.md)."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from fastapi import APIRouter
 
-from sponsorbot.features.shop.rules import PaymentStatus, TransferState
-from sponsorbot.web.api.deps import BIGINT, Admin, Limit, Reader, RowId, Service
-from sponsorbot.web.api.models_shop import Money, OrderOut
+from sponsorbot.features.shop.rules import TransferState
+from sponsorbot.web.api.deps import Admin, Before, Limit, Reader, RowId, Service
+from sponsorbot.web.api.models_shop import AssignIn, NoteIn, OrderOut, TransferOut, TransferPage
 
 router = APIRouter()
-Before = Annotated[
-    int | None, Query(ge=1, le=BIGINT, description="the `next_before` of the page before")
-]
-
-
-class ClaimOut(BaseModel):
-    """An order whose advertiser (or the owner) sent this transfer's hash."""
-
-    order_id: int
-    bot_id: int
-    status: PaymentStatus
-    reason: str | None
-    submitted_at: datetime
-
-
-class TransferOut(BaseModel):
-    """One transfer into a shop's address, as the chain showed it, and where it went."""
-
-    id: int
-    network: str
-    tx_hash: str
-    coin: str
-    amount: Money
-    from_address: str | None
-    to_address: str
-    block_time: datetime
-    state: TransferState
-    reason: str | None = Field(
-        description="why it waits for the owner: no_match, ambiguous or too_early"
-    )
-    order_bot_id: int | None
-    order_id: int | None
-    credited_usdt: Money | None
-    matched_by: str | None = Field(description="amount, owner, or hash (before exact amounts)")
-    seen_at: datetime
-    decided_at: datetime | None
-    decided_by: str | None
-    note: str | None
-    claims: list[ClaimOut]
-
-
-class TransferPage(BaseModel):
-    """A page of transfers, newest first."""
-
-    items: list[TransferOut]
-    next_before: int | None
-
-
-class AssignIn(BaseModel):
-    """The order to credit a transfer to."""
-
-    order_id: int = Field(ge=1, le=BIGINT)
-
-
-class NoteIn(BaseModel):
-    """Why, for the record."""
-
-    note: str = Field("", max_length=500)
 
 
 @router.get("/shop/transfers", response_model=TransferPage, summary="Transfers, newest first")
