@@ -77,7 +77,7 @@ async def dashboard(request: Request, viewer: View) -> Response:
     # Who may read the audit log is told where shop payments were sent this week (review M3).
     money = await recent_money_changes(panel.pool, now) if viewer.can("audit") else []
     # Who handles orders is told what is stuck or waiting for them in the shop.
-    shop = await services_of(request).shop.attention() if viewer.can("bots") else None
+    shop = await services.shop.attention() if viewer.can("bots") else None
     context = {"bots": bots, "money_changes": [_money_notice(e) for e in money], "shop": shop}
     return render(request, viewer, "dashboard.html", context)
 
