@@ -77,9 +77,9 @@ class Redriven:
     messages: int
 
 
-def _held(holds: Sequence[str]) -> dict[str, str]:
+def _held(holds: Sequence[str]) -> str:
     """The holds as the {held} of the statements above."""
-    return {"held": "".join(_HELD.format(hold=hold) for hold in holds)}
+    return "".join(_HELD.format(hold=hold) for hold in holds)
 
 
 def _window(since: datetime | None) -> tuple[datetime | None, datetime | None]:
@@ -99,7 +99,7 @@ async def redrive(
     window = _window(since)
     async with pool.acquire() as conn, conn.transaction():
         updates = await conn.fetch(_UPDATES, bot_id, *window)
-        messages = await conn.fetch(_MESSAGES.format(**_held(holds)), bot_id, *window, GAVE_UP)
+        messages = await conn.fetch(_MESSAGES.format(held=_held(holds)), bot_id, *window, GAVE_UP)
         keys = ["inbox"] if updates else []
         keys += [f"outbox:{r['bot_id']}" for r in messages]
         if keys:
@@ -114,5 +114,5 @@ async def waiting(
     holds: Sequence[str] = (),
 ) -> Redriven:
     """How many a re-drive would queue again now (the same arguments)."""
-    row = await pool.fetchrow(_COUNT.format(**_held(holds)), bot_id, *_window(since), GAVE_UP)
+    row = await pool.fetchrow(_COUNT.format(held=_held(holds)), bot_id, *_window(since), GAVE_UP)
     return Redriven(int(row["updates"]), int(row["messages"]))
