@@ -7,8 +7,6 @@ says which hashes are worth checking, so a payer who never sends their hash is s
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
 from typing import Any, Final
 
 import aiohttp
@@ -19,22 +17,12 @@ from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.client import API_KEY_HEADER, TronGridError
 from sponsorbot.tron.networks import network_info
 
-__all__ = ["Seen", "incoming"]
-
-log = logging.getLogger("sponsorbot.tron")
+__all__ = ["incoming"]
 
 TRC20_PATH: Final = "/v1/accounts/{address}/transactions/trc20"
 TRX_PATH: Final = "/v1/accounts/{address}/transactions"
 LIMIT: Final = 200
 _HASH_LENGTH: Final = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Seen:
-    """A transaction the listing says moved coins into the address, and its block time."""
-
-    tx_hash: str
-    block_ms: int
 
 
 async def incoming(
@@ -48,9 +36,10 @@ async def incoming(
     usdt: bool,
     trx: bool,
     timeout_s: float = 10.0,
-) -> list[Seen]:
-    """Confirmed transactions into `address` from `since_ms` on: USDT of the network's official
-    contract and/or plain TRX, oldest first, at most 200 of each. TronGridError on failure."""
+) -> list[str]:
+    """The hashes of confirmed transactions into `address` from `since_ms` on: USDT of the
+    network's official contract and/or plain TRX, oldest first, at most 200 of each.
+    TronGridError on failure."""
     base = base_url.rstrip("/")
     where = to_base58(address)
     query = {
@@ -60,25 +49,17 @@ async def incoming(
         "order_by": "block_timestamp,asc",
         "limit": str(LIMIT),
     }
-    found: list[Seen] = []
+    found: list[str] = []
     if usdt:
         contract = to_base58(network_info(network).usdt)
         path = TRC20_PATH.format(address=where)
         listed = {**query, "contract_address": contract}
         rows = await _get(session, base, path, listed, api_key, timeout_s)
-        found += [
-            Seen(str(r["transaction_id"]).lower(), int(r["block_timestamp"]))
-            for r in rows
-            if _hash(r.get("transaction_id")) and isinstance(r.get("block_timestamp"), int)
-        ]
+        found += [str(r["transaction_id"]).lower() for r in rows if _hash(r.get("transaction_id"))]
     if trx:
         path = TRX_PATH.format(address=where)
         rows = await _get(session, base, path, query, api_key, timeout_s)
-        found += [
-            Seen(str(r["txID"]).lower(), int(r["block_timestamp"]))
-            for r in rows
-            if _hash(r.get("txID")) and isinstance(r.get("block_timestamp"), int) and _plain_trx(r)
-        ]
+        found += [str(r["txID"]).lower() for r in rows if _hash(r.get("txID")) and _plain_trx(r)]
     return found
 
 

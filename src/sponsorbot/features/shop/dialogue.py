@@ -28,8 +28,8 @@ from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.people import seen
 from sponsorbot.features.shop import notices, queries
 from sponsorbot.features.shop.buttons import AdCancel, AdMenu, AdProduct, AdSubmit
+from sponsorbot.features.shop.ledger import enqueue, log_step
 from sponsorbot.features.shop.rules import PAYABLE, show
-from sponsorbot.features.shop.service import enqueue, log_step
 from sponsorbot.features.texts import escape, language_of, render
 from sponsorbot.telegram import Bot, TelegramError
 from sponsorbot.telegram.entities import to_html

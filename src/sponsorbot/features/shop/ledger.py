@@ -1,4 +1,5 @@
-"""The shop's ledger: transfers recorded once, credited to one order, and what an order asks for.
+"""The shop's ledger: transfers recorded once, credited to one order, and what an order asks for;
+and the two writes every change of an order makes with it (a timeline step, queued messages).
 
 A credit is a `shop_transfers` row with the order filled in; the row's key is the transfer
 itself (network and hash), so no race and no second worker can count one transfer twice. An
@@ -18,7 +19,8 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.unit import QueuedCall
+from sponsorbot.engine.outbox import ENQUEUE
+from sponsorbot.engine.unit import QueuedCall, call_arrays
 from sponsorbot.features.errors import Conflict
 from sponsorbot.features.shop import notices, queries
 from sponsorbot.features.shop.attribution import (
@@ -95,6 +97,19 @@ WHERE bot_id = $1 AND order_id = $2 AND tx_hash = $3 AND status <> 'credited'
 """
 
 
+async def enqueue(conn: asyncpg.Connection, bot_id: int, out: list[QueuedCall]) -> None:
+    """Queue messages in the caller's transaction (they go if and when it commits)."""
+    if out:
+        await conn.execute(ENQUEUE, bot_id, None, *call_arrays(out))
+
+
+async def log_step(
+    conn: asyncpg.Connection, order_id: int, kind: str, actor: str, **data: Any
+) -> None:
+    """One line of the order's timeline."""
+    await conn.execute(queries.LOG, order_id, kind, actor, data)
+
+
 def candidates(rows: list[asyncpg.Record]) -> list[Candidate]:
     """CANDIDATES rows as the attribution rules read them."""
     return [Candidate(r["id"], r["state"], r["approved_at"], r["deadline"]) for r in rows]
@@ -138,22 +153,29 @@ async def match(
     return outcome, await conn.fetchrow(queries.ORDER_FOR_UPDATE, outcome.order_id)
 
 
+async def _taken(
+    conn: asyncpg.Connection, order: Mapping[str, Any]
+) -> tuple[set[Decimal], set[Decimal]]:
+    """The USDT and TRX amounts other orders of the order's address hold, under the address's
+    lock (held to the end of the caller's transaction)."""
+    network, address = order["network"], bytes(order["address"])
+    await conn.execute(ADDRESS_LOCK, network, address)
+    taken = await conn.fetch(TAKEN, network, address, order["id"])
+    return (
+        {r["due_usdt"] for r in taken if r["due_usdt"] is not None},
+        {r["due_trx"] for r in taken if r["due_trx"] is not None},
+    )
+
+
 async def assign_due(
     conn: asyncpg.Connection, order: Mapping[str, Any], left: Decimal
 ) -> tuple[Decimal, Decimal | None]:
     """Give the order exact amounts for `left` that no other open order of its address asks
     for, and store them; Conflict when all 9,999 are taken."""
-    network, address = order["network"], bytes(order["address"])
-    await conn.execute(ADDRESS_LOCK, network, address)
-    taken = await conn.fetch(TAKEN, network, address, order["id"])
+    taken_usdt, taken_trx = await _taken(conn, order)
     rate = order["usdt_per_trx"] if order["accept_trx"] else None
     try:
-        due = pick_due(
-            left,
-            rate,
-            {r["due_usdt"] for r in taken if r["due_usdt"] is not None},
-            {r["due_trx"] for r in taken if r["due_trx"] is not None},
-        )
+        due = pick_due(left, rate, taken_usdt, taken_trx)
     except NoTailLeft as exc:
         raise Conflict(str(exc), code="shop_full") from None
     await conn.execute(SET_DUE, order["id"], due.usdt, due.trx)
@@ -164,10 +186,7 @@ async def requote_due(conn: asyncpg.Connection, order: Mapping[str, Any], rate: 
     """The TRX the order asks for at a new `rate`: what is left, with the order's own tail if
     no other open order of the address asks for that amount, else another free one. The USDT
     amount stays as the advertiser was told."""
-    network, address = order["network"], bytes(order["address"])
-    await conn.execute(ADDRESS_LOCK, network, address)
-    taken = await conn.fetch(TAKEN, network, address, order["id"])
-    taken_trx = {r["due_trx"] for r in taken if r["due_trx"] is not None}
+    _usdt, taken_trx = await _taken(conn, order)
     left = order["price_usdt"] - order["paid_usdt"]
     tail = int((order["due_usdt"] - left) / MICRO) if order["due_usdt"] is not None else 0
     same = due_for(left, rate, tail).trx if 1 <= tail <= MAX_TAIL else None
@@ -241,18 +260,16 @@ async def credit(
     )
     if state == "partly_paid":
         await assign_due(conn, order, paid.left)
-    await conn.execute(
-        queries.LOG,
+    await log_step(
+        conn,
         order["id"],
         "payment_credited",
         actor,
-        {
-            "hash": transfer["tx_hash"],
-            "coin": transfer["coin"],
-            "amount": str(transfer["amount"]),
-            "credited_usdt": str(value),
-            "matched_by": matched_by,
-        },
+        hash=transfer["tx_hash"],
+        coin=transfer["coin"],
+        amount=str(transfer["amount"]),
+        credited_usdt=str(value),
+        matched_by=matched_by,
     )
     updated = await conn.fetchrow(queries.ORDER, order["id"])
     out = [
@@ -268,7 +285,7 @@ async def credit(
         )
     ]
     if moves and state == "paid":
-        await conn.execute(queries.LOG, order["id"], "paid", actor, {})
+        await log_step(conn, order["id"], "paid", actor)
         out.append(notices.say(updated, "shop_paid", texts))
         extra = over_payment(total, order["price_usdt"])
         if extra > 0:

@@ -28,8 +28,9 @@ from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.fulfil import Fulfilment
+from sponsorbot.features.shop.ledger import enqueue, log_step
 from sponsorbot.features.shop.rules import PAYABLE, RATE_KEPT, can, reminders_due, show
-from sponsorbot.features.shop.service import ShopService, enqueue, log_step
+from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
 from sponsorbot.tron.address import to_base58
@@ -61,6 +62,14 @@ def next_check(checks: int, now: datetime, failed: bool) -> datetime:
     if failed:
         return now + timedelta(seconds=min(5 * 2 ** min(checks, 6), 120))
     return now + timedelta(seconds=3 if checks < 10 else 10)
+
+
+async def trongrid_key(shop: ShopService, settings: Settings, bot_id: int) -> str | None:
+    """The key for a shop's TronGrid calls: its own, else the server's, else none."""
+    key = await shop.api_key(bot_id)
+    if key is None and settings.trongrid_api_key is not None:
+        key = settings.trongrid_api_key.get_secret_value()
+    return key
 
 
 def start_backoff(tries: int) -> timedelta:
@@ -123,9 +132,7 @@ class ShopRunner:
             later = await self.pool.fetchval(queries.NEXT_HOUR)
             await self.pool.execute(queries.PAYMENT_WAIT, payment["id"], BUDGET_SPENT, later)
             return
-        key = await self.shop.api_key(order["bot_id"])
-        if key is None and self.settings.trongrid_api_key is not None:
-            key = self.settings.trongrid_api_key.get_secret_value()
+        key = await trongrid_key(self.shop, self.settings, order["bot_id"])
         now = self.shop.clock()
         try:
             verdict = await verify_hash(
@@ -136,7 +143,8 @@ class ShopRunner:
                 TronNetwork(order["network"]),
                 to_base58(bytes(order["address"])),
                 order["approved_at"],
-                order["usdt_per_trx"] if order["accept_trx"] else None,
+                # What a TRX transfer is worth comes from the order it pays (ledger.value_of).
+                None,
                 accept_trx=bool(order["accept_trx"]),
             )
         except TronGridError as exc:

@@ -21,14 +21,13 @@ import segno
 from sponsorbot.config import TronNetwork
 from sponsorbot.engine import conversation
 from sponsorbot.engine.notify import Notifier
-from sponsorbot.engine.outbox import ENQUEUE
 from sponsorbot.engine.token_box import TokenBox, TokenError, tail
-from sponsorbot.engine.unit import QueuedCall, call_arrays
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import ledger, notices, queries
+from sponsorbot.features.shop.ledger import enqueue, log_step
 from sponsorbot.features.shop.rules import (
     KINDS,
     PAYMENT_STATUSES,
@@ -162,17 +161,6 @@ def order_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def transfer_out(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A transfer as the panel and the API show it."""
-    out = dict(row)
-    for key in ("from_address", "to_address"):
-        out[key] = to_base58(bytes(row[key])) if row[key] else None
-    for key in ("amount", "credited_usdt"):
-        out[key] = show(row[key]) if row[key] is not None else None
-    out["claims"] = [dict(c) for c in (row.get("claims") or [])]
-    return out
-
-
 def payment_out(row: Mapping[str, Any]) -> dict[str, Any]:
     """A payment as the panel and the API show it."""
     out = dict(row)
@@ -183,17 +171,9 @@ def payment_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def enqueue(conn: asyncpg.Connection, bot_id: int, out: list[QueuedCall]) -> None:
-    """Queue messages in the caller's transaction (they go if and when it commits)."""
-    if out:
-        await conn.execute(ENQUEUE, bot_id, None, *call_arrays(out))
-
-
-async def log_step(
-    conn: asyncpg.Connection, order_id: int, kind: str, actor: str, **data: Any
-) -> None:
-    """One line of the order's timeline."""
-    await conn.execute(queries.LOG, order_id, kind, actor, data)
+def transfer_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A transfer as the panel and the API show it: a payment's fields, and its claims."""
+    return {**payment_out(row), "claims": [dict(c) for c in (row.get("claims") or [])]}
 
 
 class ShopService(OwnerService):
@@ -269,11 +249,9 @@ class ShopService(OwnerService):
     async def spend_calls(self, bot_id: int, calls: int) -> bool:
         """Count TronGrid calls against the shop's hourly budget; False when it is spent (the
         caller waits for the next hour, and the settings page says so)."""
+        # Only approved orders are checked, and approving needs the shop's row.
         spent = await self.pool.fetchval(queries.SPEND_CALLS, bot_id, calls, CALLS_PER_HOUR)
-        if spent is not None:
-            return True
-        # No shop row at all (a shop never set up) has no budget to spend.
-        return await self.pool.fetchval(queries.SETTINGS, bot_id) is None
+        return spent is not None
 
     async def api_key(self, bot_id: int) -> str | None:
         """The bot's TronGrid key in clear, for the runner's requests only; None when there is

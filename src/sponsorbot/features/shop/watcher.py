@@ -21,8 +21,9 @@ import asyncpg
 from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
-from sponsorbot.features.shop.runner import CALLS_PER_CHECK
-from sponsorbot.features.shop.service import ShopService, enqueue
+from sponsorbot.features.shop.ledger import enqueue
+from sponsorbot.features.shop.runner import CALLS_PER_CHECK, trongrid_key
+from sponsorbot.features.shop.service import ShopService
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
 from sponsorbot.tron.client import TronGridError
@@ -77,12 +78,6 @@ class ShopWatcher:
             except Exception:
                 log.exception("watching %s failed", to_base58(bytes(row["address"])))
 
-    async def _key(self, bot_id: int) -> str | None:
-        key = await self.shop.api_key(bot_id)
-        if key is None and self.settings.trongrid_api_key is not None:
-            key = self.settings.trongrid_api_key.get_secret_value()
-        return key
-
     async def _watch(self, row: asyncpg.Record) -> None:
         network = TronNetwork(row["network"])
         address = bytes(row["address"])
@@ -90,7 +85,7 @@ class ShopWatcher:
         # The listings are two calls, and each new hash two more, from the shop's budget.
         if not await self.shop.spend_calls(row["bot_id"], LISTING_CALLS):
             return
-        key = await self._key(row["bot_id"])
+        key = await trongrid_key(self.shop, self.settings, row["bot_id"])
         since: datetime = row["since"] - CLOCK_SKEW
         seen = await incoming(
             self.session(),
@@ -102,7 +97,7 @@ class ShopWatcher:
             usdt=bool(row["usdt"]),
             trx=bool(row["trx"]),
         )
-        fresh = [s.tx_hash for s in seen if s.tx_hash not in self._not_payments]
+        fresh = [tx_hash for tx_hash in seen if tx_hash not in self._not_payments]
         if not fresh:
             return
         known = {r["tx_hash"] for r in await self.pool.fetch(KNOWN, network.value, fresh)}
