@@ -27,6 +27,23 @@ FAST = Options(
 )
 WATCHING = dataclasses.replace(FAST, shop_watch_every_s=0.3)
 BOT = "adshop_bot"
+# An order of the bot's product of one kind ($2), written straight into the table as submitted,
+# for a person ($3) with their material ($4): for tests that need many orders, not dialogues.
+ORDER_ROW = """
+INSERT INTO shop_orders (bot_id, product_id, kind, title, days, user_id, user_name, material,
+                         price_usdt)
+SELECT bot_id, id, kind, title, days, $3, 'Advertiser', $4, price_usdt
+FROM shop_products WHERE bot_id = $1 AND kind = $2
+RETURNING id
+"""
+
+
+async def add_order(
+    pool: asyncpg.Pool, bot_id: int, kind: str, user: int, material: dict[str, Any]
+) -> int:
+    """A submitted order of the bot's `kind` product, without the dialogue: answers its id."""
+    order_id: int = await pool.fetchval(ORDER_ROW, bot_id, kind, user, material)
+    return order_id
 
 
 def is_summary(message: dict[str, Any]) -> bool:
@@ -51,6 +68,15 @@ class Shop:
     async def advertiser(self, language: str = "en") -> int:
         user = await self.tg.sim.create_user("Ada", language_code=language)
         return int(user["id"])
+
+    async def approved_banner(self, price: str | None = None) -> tuple[int, dict[str, Any]]:
+        """An advertiser who booked the Banner, and her order as the owner approved it (with
+        the simulator's TRX price set to `price` just before, when given)."""
+        ada = await self.advertiser()
+        order = await self.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        if price is not None:
+            await self.tg.sim.set_price(price)
+        return ada, await self.features.shop.approve(order["id"], "owner")
 
     async def own_channel(self, user: int) -> None:
         """Make the person an administrator of the shop's channel: only those who run a

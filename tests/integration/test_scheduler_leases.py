@@ -15,6 +15,8 @@ LEASE = "job:slow"
 HELD_BY = "SELECT owner FROM leases WHERE name = $1 AND expires_at > now()"
 
 
+# Seconds of real sleeping (a lease lasts 1 s at least): the slow tier.
+@pytest.mark.slow
 async def test_a_job_longer_than_its_interval_never_runs_in_two_workers_at_once(
     pool: asyncpg.Pool,
 ) -> None:
@@ -50,6 +52,8 @@ async def test_a_job_longer_than_its_interval_never_runs_in_two_workers_at_once(
     assert sum(scheduler.runs.get("slow", 0) for scheduler in schedulers) == starts
 
 
+# Seconds of real sleeping (a lease lasts 1 s at least): the slow tier.
+@pytest.mark.slow
 async def test_the_runner_still_holds_the_lease_halfway_through_a_long_run(
     pool: asyncpg.Pool,
 ) -> None:

@@ -319,9 +319,7 @@ async def test_a_trongrid_outage_is_retried_and_the_order_waits(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path) as s:
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
-        order = await s.features.shop.approve(order["id"], "owner")
+        ada, order = await s.approved_banner()
         await s.tg.sim.tron_fault("500", count=2)
         tx = await s.tg.sim.tron_usdt(s.payer, s.address, order["due_usdt"], solidify="now")
         await s.say(ada, tx["hash"])

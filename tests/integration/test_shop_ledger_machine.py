@@ -36,10 +36,11 @@ BOT = 4242
 ADDRESS = b"\x41" + bytes(range(20))
 PAYER = b"\x41" + bytes(range(20, 40))
 RATE = Decimal("0.25")
-SETUP = """
+SETUP = f"""
 INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
-VALUES ($1, 'ledger_bot', '', 'xxxx', 'polling', 'path-ledger', '');
-INSERT INTO shop_products (bot_id, kind, title, price_usdt, days) VALUES ($1, 'banner', 'B', 5, 1);
+VALUES ({BOT}, 'ledger_bot', '', 'xxxx', 'polling', 'path-ledger', '');
+INSERT INTO shop_products (bot_id, kind, title, price_usdt, days)
+VALUES ({BOT}, 'banner', 'B', 5, 1);
 """
 RESET = "TRUNCATE shop_transfers, shop_order_log, shop_payments, shop_orders"
 ORDER = """
@@ -208,7 +209,7 @@ def test_the_books_balance_whatever_happens_to_orders(db_dsn: str) -> None:
     async def prepare() -> None:
         conn = await asyncpg.connect(db_dsn)
         try:
-            await conn.execute(SETUP.replace("$1", str(BOT)))
+            await conn.execute(SETUP)
         finally:
             await conn.close()
 

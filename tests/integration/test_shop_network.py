@@ -15,10 +15,7 @@ async def test_a_node_serving_nile_never_credits_a_mainnet_shop(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path) as s:
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
-        await s.tg.sim.set_price("0.25")
-        approved = await s.features.shop.approve(order["id"], "owner")
+        ada, approved = await s.approved_banner("0.25")
         assert approved["network"] == "mainnet"
         # The node behind SPONSORBOT_TRONGRID_URL now serves Nile, where TRX is free: the exact
         # TRX amount paid there would pass every other check as a mainnet payment.
@@ -53,7 +50,7 @@ async def test_a_node_serving_nile_never_credits_a_mainnet_shop(
 
         await eventually(checked_again)
         assert "SPONSORBOT_TRONGRID_URL_MAINNET" in (await error() or "")
-        still = await s.features.shop.order(order["id"])
+        still = await s.features.shop.order(approved["id"])
         assert still["state"] == "awaiting_payment" and still["paid_usdt"] == "0"
         assert [p["status"] for p in still["payments"]] == ["checking"]
         assert await pool.fetchval("SELECT count(*) FROM shop_transfers") == 0
@@ -66,10 +63,10 @@ async def test_a_node_serving_nile_never_credits_a_mainnet_shop(
             return await error() == "waiting: unknown"
 
         await eventually(unknown)
-        assert (await s.features.shop.order(order["id"]))["state"] == "awaiting_payment"
+        assert (await s.features.shop.order(approved["id"]))["state"] == "awaiting_payment"
         # A real mainnet payment of the same amount is credited as ever.
         paid = await s.tg.sim.tron_trx(s.payer, s.address, approved["due_trx"], solidify="now")
         await s.say(ada, paid["hash"])
-        running = await s.state_of(order["id"], "running")
+        running = await s.state_of(approved["id"], "running")
         credited = [p for p in running["payments"] if p["status"] == "credited"]
         assert [p["tx_hash"] for p in credited] == [paid["hash"]]

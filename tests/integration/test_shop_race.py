@@ -19,6 +19,7 @@ from sponsorbot.features.all import install
 from sponsorbot.features.shop.fulfil import maker
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
+from tests.integration.shopkit import add_order
 from tests.kit import SECRET, eventually, make_settings, running_engine, simulated_telegram
 from tests.processes import clean_environ, start
 
@@ -27,13 +28,6 @@ pytestmark = pytest.mark.slow
 ORDERS = 12
 # Two transfers that are no order's exact amount: they must wait for the owner.
 STRAY = ("3", "7.5")
-ORDER_ROW = """
-INSERT INTO shop_orders (bot_id, product_id, kind, title, days, user_id, user_name, material,
-                         price_usdt)
-SELECT bot_id, id, kind, title, days, $3, 'Advertiser', $4, price_usdt
-FROM shop_products WHERE bot_id = $1 AND id = $2
-RETURNING id
-"""
 CHECKING = "SELECT count(*) FROM shop_payments WHERE status = 'checking'"
 
 
@@ -76,9 +70,7 @@ async def test_racing_workers_and_a_killed_one_credit_each_transfer_once(
                     if product["kind"] == "broadcast"
                     else {"text": f"Ad {n}", "url": f"https://ad{n}.example"}
                 )
-                order_id = await pool.fetchval(
-                    ORDER_ROW, bot["id"], product["id"], person, material
-                )
+                order_id = await add_order(pool, bot["id"], product["kind"], person, material)
                 orders.append(await features.shop.approve(order_id, "owner"))
             # Half pay in USDT, half in TRX, each its order's exact amount.
             paid = []
