@@ -112,7 +112,7 @@ class TronGrid:
         if self._api_key:
             headers[API_KEY_HEADER] = self._api_key
         log.debug("trongrid %s %s", path, query)
-        outcome = await self._send(path, orjson.dumps(query), headers)
+        outcome = await self._send(path, headers, body=orjson.dumps(query))
         # Raised here, outside any except block, so no aiohttp exception rides along as
         # __context__ (error reporters print it, and it may quote the request).
         if isinstance(outcome, TronGridError):
@@ -120,12 +120,39 @@ class TronGrid:
         status, retry_after, payload = outcome
         return self._answer(path, status, retry_after, payload)
 
+    async def listing(self, path: str, params: Mapping[str, str]) -> list[JsonDict]:
+        """The rows of a v1 listing (``GET``, e.g. an account's transactions), checked as every
+        answer is; a listing that does not say ``success`` is garbage."""
+        headers = {"Accept": "application/json"}
+        if self._api_key:
+            headers[API_KEY_HEADER] = self._api_key
+        outcome = await self._send(path, headers, params=params)
+        if isinstance(outcome, TronGridError):
+            raise outcome
+        answer = self._answer(path, *outcome)
+        data = answer.get("data") if answer and answer.get("success") is True else None
+        if not isinstance(data, list):
+            raise TronGridError("garbage", f"TronGrid {path}: not a successful listing")
+        return [row for row in data if isinstance(row, dict)]
+
     async def _send(
-        self, path: str, body: bytes, headers: Mapping[str, str]
+        self,
+        path: str,
+        headers: Mapping[str, str],
+        *,
+        body: bytes | None = None,
+        params: Mapping[str, str] | None = None,
     ) -> tuple[int, str | None, bytes] | TronGridError:
+        """POST `body` (the node's API), or GET with `params` (the v1 listings)."""
+        method = "GET" if body is None else "POST"
         try:
-            async with self._session.post(
-                self.base_url + path, data=body, headers=headers, timeout=self._timeout
+            async with self._session.request(
+                method,
+                self.base_url + path,
+                data=body,
+                params=params,
+                headers=headers,
+                timeout=self._timeout,
             ) as resp:
                 return resp.status, resp.headers.get("Retry-After"), await resp.read()
         except TimeoutError:
