@@ -271,3 +271,18 @@ async def test_transfers_that_match_no_order_are_assigned_or_returned_through_th
         assert returned.json()["note"] == "sent back to the payer"
         kinds = [row["kind"] for row in await api_audit(pool)]
         assert kinds[-2:] == ["api.assign_transfer", "api.return_transfer"]
+
+
+async def test_a_transfer_decision_with_bad_input_is_a_clear_4xx(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with owner_api(pool, db_dsn, tmp_path) as api:
+        await connect_bot(api, "shop_transfers_input_bot")
+        transfer = await pool.fetchval(TRANSFER, "12" * 32, Decimal("1"), parse_address(ADDRESS))
+        base = f"/api/v1/shop/transfers/{transfer}"
+        nul = await api.http.post(f"{base}/returned", json={"note": "sent\x00back"})
+        extra = await api.http.post(f"{base}/assign", json={"order_id": 1, "why": "x"})
+        text_id = await api.http.post(f"{base}/assign", json={"order_id": "1"})
+        assert [r.status_code for r in (nul, extra, text_id)] == [422, 422, 422]
+        state = await pool.fetchval("SELECT state FROM shop_transfers WHERE id = $1", transfer)
+        assert state == "unattributed"

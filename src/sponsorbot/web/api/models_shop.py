@@ -252,13 +252,13 @@ class TransferPage(BaseModel):
     next_before: int | None
 
 
-class AssignIn(BaseModel):
+class AssignIn(Strict):
     """The order to credit a transfer to."""
 
     order_id: int = Field(ge=1, le=BIGINT)
 
 
-class NoteIn(BaseModel):
+class NoteIn(Strict):
     """Why, for the record."""
 
     note: str = Field("", max_length=500)
