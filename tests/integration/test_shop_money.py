@@ -139,7 +139,7 @@ async def test_what_matches_no_order_waits_for_the_owner_who_assigns_it(
         assert str(credits.normalize()) == running["paid_usdt"]
 
 
-async def test_a_paid_amount_two_orders_share_is_left_to_the_owner(
+async def test_the_database_refuses_two_open_orders_of_a_shop_one_amount(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, accept_trx=False) as s:
@@ -148,8 +148,9 @@ async def test_a_paid_amount_two_orders_share_is_left_to_the_owner(
         second = await s.book(bob, "Banner", "Visit Bob\nhttps://bob.example")
         first = await s.features.shop.approve(first["id"], "owner")
         second = await s.features.shop.approve(second["id"], "owner")
-        # Only a hand-made clash can give two open orders one amount across two shops of one
-        # address; the unique index refuses it within a shop.
+        # Amounts are handed out distinct; the unique index is the database's own guard within
+        # a shop. (Two shops sharing an address: attribution.py leaves such an amount to the
+        # owner, tests/unit/test_shop_attribution.py.)
         with pytest.raises(asyncpg.UniqueViolationError):
             await pool.execute(
                 "UPDATE shop_orders SET due_usdt = $1 WHERE id = $2",
