@@ -65,6 +65,7 @@ def test_parallel_test_workers_draw_from_slices_of_their_own(
     first: int,
     last: int,
 ) -> None:
+    port_range.write_text("32768 60999")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
     ports = [processes.free_port() for _ in range(200)]
@@ -75,6 +76,7 @@ def test_parallel_test_workers_draw_from_slices_of_their_own(
 def test_a_worker_name_that_makes_no_slice_uses_the_whole_range(
     port_range: Path, monkeypatch: pytest.MonkeyPatch, worker: str, count: str
 ) -> None:
+    port_range.write_text("32768 60999")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
     assert processes._share(22768, 32768) == (22768, 32768)
