@@ -40,6 +40,12 @@ from sponsorbot.web.panel.web import DEMO_EMAIL_VARIABLE, DEMO_PASSWORD_VARIABLE
 log = logging.getLogger(__name__)
 
 STATE_FILE = "demo.json"
+# The demo's own mark on a directory it made: it removes or reuses only a directory that has it,
+# so `--data-dir /var/lib/sponsorbot` can never wipe an installation.
+MARKER = ".sponsorbot-demo"
+# What a demo directory made before the marker existed holds; such a one is adopted.
+OLD_DEMO_ENTRIES = frozenset({STATE_FILE, "pgdata", "logs", "secret.key"})
+LOCK_FILE = ".demo.lock"
 
 
 @dataclass(frozen=True)
@@ -322,10 +328,9 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
 def _lock(data_dir: Path) -> int:
     """One demo per data dir: a second one (or a --reset) must not pull the first's data away.
 
-    The lock file sits beside the data dir, so --reset can remove the dir while holding it.
+    The lock file sits inside the claimed directory, which --reset empties but never removes.
     """
-    data_dir.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(data_dir.parent / f".{data_dir.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -359,6 +364,7 @@ START_FAILURES = (
 async def run_demo(options: Options, say: Callable[[str], None] = print) -> None:
     """Run the demo until SIGINT or SIGTERM; nothing it started is left running."""
     _check_ports(options)
+    claim_dir(options.data_dir)
     lock = _lock(options.data_dir)
     try:
         await _run_locked(options, say)
@@ -366,11 +372,44 @@ async def run_demo(options: Options, say: Callable[[str], None] = print) -> None
         os.close(lock)
 
 
+def claim_dir(data_dir: Path) -> None:
+    """Make `data_dir` the demo's, or refuse: the demo never removes what it did not make.
+
+    A missing or empty directory becomes the demo's (it gets the marker); one that has the
+    marker, or holds only what an older demo wrote, is the demo's already. Anything else (an
+    installation, a home directory) is refused before a single file is touched.
+    """
+    if (data_dir / MARKER).is_file():
+        return
+    entries = {entry.name for entry in data_dir.iterdir()} if data_dir.is_dir() else set()
+    if data_dir.exists() and not data_dir.is_dir():
+        raise DemoError(f"{data_dir} is a file, not a directory; choose another --data-dir")
+    ours = not entries or (STATE_FILE in entries and entries <= OLD_DEMO_ENTRIES)
+    if not ours:
+        raise DemoError(
+            f"{data_dir} holds files the demo did not make ({len(entries)} entries); the demo "
+            "only uses and removes a directory of its own: choose an empty or new --data-dir"
+        )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / MARKER).write_text("made by sponsorbot demo; it may remove this directory\n")
+
+
+def _clear(data_dir: Path) -> None:
+    """Empty a directory the demo has claimed, keeping its marker."""
+    for entry in data_dir.iterdir():
+        if entry.name in (MARKER, LOCK_FILE):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 async def _run_locked(options: Options, say: Callable[[str], None]) -> None:
     # A demo whose set-up never finished cannot be picked up again: start it from scratch.
     unfinished = "world" not in _read_state(options.data_dir / STATE_FILE)
-    if (options.reset or unfinished) and options.data_dir.exists():
-        shutil.rmtree(options.data_dir)
+    if options.reset or unfinished:
+        _clear(options.data_dir)
     say(f"starting the demo in {options.data_dir} ...")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
