@@ -2,7 +2,9 @@
 
 Refused, before anything changes: a file that is not our backup, a backup of a newer schema
 than this version knows, a database that Sponsorbot processes are using, and one that already
-holds bots, users or tables that are not Sponsorbot's unless --force. The tools are chosen and
+holds bots or users unless --force, and, even with --force, one that holds tables another
+application made: the restore empties the public schema, and Sponsorbot never drops what it did
+not make. The tools are chosen and
 the dump extracted and checked first; then the public schema is emptied and the dump restored in
 one transaction, so a failure anywhere leaves the database as it was. The migrations then bring
 an older backup up to date. A secret key here that cannot open the backup's tokens is a warning,
@@ -77,10 +79,7 @@ class Occupants:
         return self.bots > 0 or self.users > 0 or bool(self.foreign)
 
     def __str__(self) -> str:
-        held = f"{self.bots} bot(s), {self.users} user(s)"
-        if self.foreign:
-            held += f" and tables that are not Sponsorbot's ({_listed(self.foreign)})"
-        return held
+        return f"{self.bots} bot(s), {self.users} user(s)"
 
 
 def _listed(names: tuple[str, ...]) -> str:
@@ -134,11 +133,11 @@ async def _check_target(conn: asyncpg.Connection, force: bool) -> Occupants:
             "every worker first, then restore"
         )
     held = await occupants(conn)
-    if held.foreign and not force:
+    if held.foreign:
         raise BackupError(
             f"the database holds tables that are not Sponsorbot's ({_listed(held.foreign)}): "
-            "restore into an empty database (a new data dir or database), or add --force to "
-            "drop them with everything else in its public schema"
+            "Sponsorbot never drops what it did not make, --force included; restore into a "
+            "database of its own (a new data dir or database)"
         )
     if held and not force:
         raise BackupError(
