@@ -62,7 +62,7 @@ def _split(value: str) -> list[str]:
 
 
 class Settings(BaseSettings):
-    """Every setting of DESIGN.md §5, plus the engine's tuning knobs."""
+    """Every setting of the README's settings table, plus the engine's tuning knobs."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,

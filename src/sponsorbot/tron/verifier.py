@@ -1,4 +1,4 @@
-"""The payment verifier (DESIGN.md §4): pure functions from TronGrid's two answers to a verdict.
+"""The payment verifier (docs/shop-payments.md): from TronGrid's two answers to a verdict, purely.
 
 Inputs are the parsed JSON of ``/wallet/gettransactionbyid`` (the transaction as signed, plus
 ``ret``) and of ``/walletsolidity/gettransactioninfobyid`` (its solidified execution: block
@@ -107,7 +107,7 @@ class Verdict:
     block_time: datetime | None = None
 
     def to_json(self) -> dict[str, str | None]:
-        """DESIGN.md §4's one-line object: decimals as strings, addresses in Base58."""
+        """What `sponsorbot payments verify` prints: decimals as strings, addresses in Base58."""
         return {
             "verdict": self.verdict,
             "reason": self.reason,
