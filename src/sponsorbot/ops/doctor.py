@@ -1,7 +1,8 @@
 """`sponsorbot doctor`: one line per check of an installation, ok or what to do.
 
 The checks, in the order they are printed: the database and its server version, the
-migrations, the secret key, each bot's token (getMe) and webhook (getWebhookInfo), the clock
+migrations, the secret key, what an older key still holds during a key rotation (only when
+there is something to say), each bot's token (getMe) and webhook (getWebhookInfo), the clock
 against Telegram's, the free disk space of the data dir. A check whose prerequisite failed is
 printed as `skip` with the reason, so a dead database gives a short report, not a traceback.
 """
@@ -15,6 +16,8 @@ import asyncpg
 
 from sponsorbot.config import Settings
 from sponsorbot.engine.token_box import TokenBox
+from sponsorbot.ops.doctor_keys import CHECK as SEALED_CHECK
+from sponsorbot.ops.doctor_keys import check_sealed
 from sponsorbot.ops.doctor_local import (
     MIGRATE,
     TIMED_OUT,
@@ -119,16 +122,20 @@ async def run_doctor(
 
 
 async def _database_checks(conn: asyncpg.Connection, key: Key, timeout_s: float) -> list[Finding]:
-    """The migrations and the key, each its own FAIL if the database refuses the reading or
-    does not answer it in time (the next check is still tried: another table may be free)."""
+    """The migrations, the key and what an older key still holds, each its own FAIL if the
+    database refuses the reading or does not answer it in time (the next check is still
+    tried: another table may be free). The last says nothing when there is nothing to say."""
     findings = []
-    checks: tuple[tuple[str, Callable[[], Awaitable[Finding]]], ...] = (
+    checks: tuple[tuple[str, Callable[[], Awaitable[Finding | None]]], ...] = (
         ("migrations", lambda: check_migrations(conn)),
         ("secret key", lambda: check_key(conn, key)),
+        (SEALED_CHECK, lambda: check_sealed(conn, key)),
     )
     for name, check in checks:
         try:
-            findings.append(await check())
+            finding = await check()
+            if finding is not None:
+                findings.append(finding)
         except TIMED_OUT:
             findings.append(locked(name, timeout_s))
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:

@@ -277,7 +277,7 @@ async def check_key(conn: asyncpg.Connection, key: Key) -> Finding:
     else:
         detail = f"from {key.source}; nothing is sealed with it yet"
     if box.rotating:
-        detail += "; the next start seals every token with the first key"
+        detail += "; the next start seals everything with the first key"
     if key.loose:
         return warn("secret key", f"{detail}; but other users may read it: chmod 600 {key.source}")
     return ok("secret key", detail)

@@ -32,6 +32,12 @@ HASHING_THREADS = 2
 _hashing: anyio.CapacityLimiter | None = None
 # A sealed TOTP secret starts with this; anything else is a clear secret from before.
 SEALED = "v1:"
+# A recovery code kept since rotations became safe starts with this byte, then a SHA-256 of
+# the code: it owes nothing to SPONSORBOT_SECRET_KEY, so it outlives every rotation. A code
+# carries 100 random bits, beyond any guessing, so neither a key, a salt nor a slow hash
+# would add to it. Older codes are the 32 bytes of an HMAC under a key, or of a plain sha256.
+RECOVERY_V2 = b"\x02"
+_RECOVERY_PURPOSE = b"sponsorbot:recovery-code:"
 _BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
@@ -170,10 +176,12 @@ class PanelKeys:
         self._fernet: MultiFernet | None = None
         self._newest: Fernet | None = None
         self._recovery: list[bytes] = []
+        self.rotating = False
         # A rotation lists the keys newest first ("new,old"): seal with the newest, open
-        # with any, and re-seal what an older key sealed at its next use.
+        # with any; the accounts feature re-seals what an older key sealed when it starts.
         if master:
             masters = installation_keys(master)
+            self.rotating = len(masters) > 1
             fernets = [
                 Fernet(base64.urlsafe_b64encode(derive_key(m, "panel-totp"))) for m in masters
             ]
@@ -211,15 +219,18 @@ class PanelKeys:
         return True
 
     def recovery_digest(self, code: str) -> bytes:
-        """What the database keeps of a new recovery code (an HMAC under the panel's key)."""
-        code = normalize_code(code)
-        if not self._recovery:
-            return digest(code)
-        return hmac.new(self._recovery[0], code.encode(), hashlib.sha256).digest()
+        """What the database keeps of a new recovery code (no key in it: see RECOVERY_V2)."""
+        return recovery_hash(code)
 
     def recovery_candidates(self, code: str) -> list[bytes]:
-        """Every digest a typed recovery code may be stored as: the keyed one, and the plain
-        sha256 of codes made before the key was used."""
+        """Every digest a typed recovery code may be stored as: the key-free one, the HMAC
+        under each configured key (codes made before, while their key is still listed), and
+        the plain sha256 of codes made before any key was used."""
         code = normalize_code(code)
         keyed = [hmac.new(k, code.encode(), hashlib.sha256).digest() for k in self._recovery]
-        return list(dict.fromkeys([*keyed, digest(code)]))
+        return list(dict.fromkeys([recovery_hash(code), *keyed, digest(code)]))
+
+
+def recovery_hash(code: str) -> bytes:
+    """The key-free digest of a recovery code: RECOVERY_V2 and a SHA-256 of the code."""
+    return RECOVERY_V2 + hashlib.sha256(_RECOVERY_PURPOSE + normalize_code(code).encode()).digest()
