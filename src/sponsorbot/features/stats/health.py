@@ -18,7 +18,7 @@ METRICS: list[tuple[str, str, str]] = [
 def status_table(rows: list[dict[str, Any]]) -> str:
     """The figures as a plain table for `sponsorbot status`."""
     if not rows:
-        return "no bots yet: add one with the owner API (POST /api/v1/bots)"
+        return "no bots yet: connect one with its @BotFather token on the panel's Bots page (/bots)"
     head = (
         "bot",
         "mode",

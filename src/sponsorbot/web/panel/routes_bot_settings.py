@@ -1,4 +1,5 @@
-"""One bot's settings: how it receives updates, its storage chat and the visitors' texts.
+"""One bot's settings: how it receives updates, its token, its storage chat and the visitors'
+texts.
 
 The texts that tell an advertiser where and how much to pay are the owner's to change, with
 their password or a current code in the same form (review M3); an admin changes the others."""
@@ -227,6 +228,50 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
         {"mode": after["mode"]},
     )
     return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
+
+
+def _named_bot(token: str) -> int | None:
+    """The bot id a token names (the digits before its colon), or None when it has none."""
+    head, colon, _rest = token.partition(":")
+    return int(head) if colon and head.isdecimal() and len(head) <= 20 else None
+
+
+@router.post("/bots/{bot_id}/token")
+async def bot_token(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Replace the bot's token after a revoke in @BotFather, through the same service call as
+    the owner API: checked live with Telegram, refused when it is another bot's. The token
+    typed is never put back into the page: a refused one is pasted again."""
+    bots = services_of(request).bots
+    token = str((await request.form()).get("token", "")).strip()
+    before = await bots.get(bot_id)
+    named = _named_bot(token)
+    if not token:
+        problem = _("Paste the new token @BotFather gave you.")
+    elif named is not None and named != bot_id:
+        # Said before Telegram is asked: the id in front of the colon is the bot's own. Filled
+        # in after translation, so ids and the username keep the digits Telegram shows.
+        text = _(
+            "This token belongs to another bot (id %(other)s), not to @%(name)s (id %(id)s). "
+            "Copy the token of this bot from @BotFather."
+        )
+        problem = text % {"other": named, "name": before["username"], "id": bot_id}
+    else:
+        problem = ""
+    if problem:
+        return await _page(request, viewer, bot_id, {"token": problem}, None, 422)
+    try:
+        after = await bots.replace_token(bot_id, token)
+    except REFUSED as exc:
+        return await _page(request, viewer, bot_id, {"token": describe(exc)}, None, 422)
+    await _audit(
+        request,
+        viewer,
+        "bot.token_replaced",
+        before,
+        {"token_tail": before["token_tail"], "status": before["status"]},
+        {"token_tail": after["token_tail"], "status": after["status"]},
+    )
+    return redirect(request, f"/bots/{bot_id}/settings?saved=token#token")
 
 
 @router.post("/bots/{bot_id}/storage")

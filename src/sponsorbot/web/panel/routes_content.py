@@ -1,4 +1,5 @@
-"""One bot's content: search, upload with progress, links, QR codes, options and counts."""
+"""One bot's content: search, upload with progress, links, QR codes, options and counts, and
+the Telegram users who may upload by sending files to the bot (uploaders)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from starlette.datastructures import UploadFile
 
 from sponsorbot.features.accounts.security import qr_svg
 from sponsorbot.features.content.service import MAX_AUTO_DELETE_S, NewContent, kind_of
-from sponsorbot.features.errors import FeatureError, Invalid, TooLarge
+from sponsorbot.features.errors import FeatureError, Invalid, NotFound, TooLarge
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.deps import Edit, ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, audit, audit_changes, panel_of, redirect, render
@@ -27,6 +28,8 @@ router = APIRouter(include_in_schema=False, tags=["panel"])
 _link_qr = lru_cache(maxsize=2048)(qr_svg)
 PAGE = 20
 NUL = "\x00"  # PostgreSQL's text cannot hold it: refused beside the field, never a 500
+BIGINT = 2**63 - 1  # the largest id the database holds, as the owner API allows
+NOTE_LENGTH = 200
 
 
 def _minutes(raw: str, errors: dict[str, str], key: str) -> int:
@@ -49,7 +52,12 @@ def _field_errors(exc: Exception, fields: dict[str, str]) -> dict[str, str]:
 
 
 async def _content_page(
-    request: Request, viewer: Viewer, bot_id: int, errors: dict[str, str], status: int = 200
+    request: Request,
+    viewer: Viewer,
+    bot_id: int,
+    errors: dict[str, str],
+    status: int = 200,
+    values: dict[str, str] | None = None,
 ) -> Response:
     page = request.query_params.get("page", "1")
     number = max(int(page), 1) if page.isdecimal() and len(page) <= 6 else 1
@@ -81,6 +89,8 @@ async def _content_page(
         "older": page_url(number + 1) if number < pages else None,
         "total": total,
         "storage_chat": storage,
+        "uploaders": await features.bot_settings.uploaders(bot_id),
+        "values": values or {},
         "upload_limit": panel.config.upload_limit,
         "upload_limit_mb": megabytes(panel.config.upload_limit),
     }
@@ -233,3 +243,55 @@ def _back(target: str, bot_id: int) -> str:
     """The content page the form came from (its search and page), never another place."""
     page = f"/bots/{bot_id}/content"
     return target if target == page or target.startswith(page + "?") else page
+
+
+def _uploader_id(raw: str, known: set[int]) -> tuple[int | None, str]:
+    """The Telegram user id typed in, or the reason it cannot be added."""
+    if not raw.isdecimal() or len(raw) > 19 or not 1 <= int(raw) <= BIGINT:
+        return None, _("Enter the person's Telegram user id: digits only, like 123456789.")
+    if int(raw) in known:
+        return None, _("This person is an uploader already.")
+    return int(raw), ""
+
+
+@router.post("/bots/{bot_id}/uploaders")
+async def uploader_add(request: Request, bot_id: int, viewer: ManageBots) -> Response:
+    """Allow a Telegram user to upload by sending files to the bot (the way past the 50 MB a
+    bot may upload itself), through the same service call as the owner API."""
+    settings = services_of(request).bot_settings
+    form = await request.form()
+    raw = str(form.get("user_id", "")).strip()
+    note = str(form.get("note", "")).replace(NUL, "").strip()[:NOTE_LENGTH]
+    known = {row["user_id"] for row in await settings.uploaders(bot_id)}
+    user_id, problem = _uploader_id(raw, known)
+    if user_id is None:
+        # What was typed stays in the form, so nothing is lost to a wrong character.
+        values = {"user_id": raw[:40], "note": note}
+        return await _content_page(request, viewer, bot_id, {"user_id": problem}, 422, values)
+    added = await settings.add_uploader(bot_id, user_id, note or None)
+    bot = await services_of(request).bots.get(bot_id)
+    await audit(
+        request,
+        viewer,
+        "bot.uploader_added",
+        f"@{bot['username']}",
+        after={"user_id": added["user_id"], "note": added["note"]},
+    )
+    return redirect(request, f"/bots/{bot_id}/content#uploaders")
+
+
+@router.post("/bots/{bot_id}/uploaders/{user_id}/remove")
+async def uploader_remove(
+    request: Request, bot_id: int, user_id: int, viewer: ManageBots
+) -> Response:
+    """Stop a Telegram user from uploading to the bot."""
+    settings = services_of(request).bot_settings
+    bot = await services_of(request).bots.get(bot_id)
+    # Looked up in the list first: an id beyond what the database holds is simply not there.
+    found = [row for row in await settings.uploaders(bot_id) if row["user_id"] == user_id]
+    if not found:
+        raise NotFound(f"{user_id} is not an uploader of this bot")
+    await settings.remove_uploader(bot_id, user_id)
+    before = {"user_id": user_id, "note": found[0]["note"]}
+    await audit(request, viewer, "bot.uploader_removed", f"@{bot['username']}", before=before)
+    return redirect(request, f"/bots/{bot_id}/content#uploaders")
