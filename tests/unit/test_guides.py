@@ -36,6 +36,10 @@ PIP_INSTALL_HERE = re.compile(r"\bpip install (-e )?['\"]?\.")
 MAKES_VENV = re.compile(r"\bpython3? -m venv\b")
 # A bot's id is its Telegram id, the number before the colon of its token: never 1 or 2.
 SMALL_BOT_ID = re.compile(r"/bots/\d{1,4}(?![\d}])|\"bot_ids\":\s*\[\s*\d{1,4}\b")
+# cli.py's commands, read from its source: `@app.command("name")` or `@app.command()` over
+# `def name(`, and the groups `app.add_typer(group_app, name="group")`.
+CLI_COMMAND = re.compile(r'@(\w+)\.command\((?:"([\w-]+)")?\)\s*\ndef (\w+)\(')
+CLI_GROUP = re.compile(r'app\.add_typer\((\w+), name="([\w-]+)"\)')
 
 
 def prose_lines(text: str) -> list[str]:
@@ -212,6 +216,33 @@ def test_the_venv_check_sees_a_bare_pip_install() -> None:
 @pytest.mark.parametrize("page", docs_pages(), ids=page_id)
 def test_every_pip_install_comes_after_a_venv(page: Path) -> None:
     assert pip_before_venv(page.read_text(encoding="utf-8")) == []
+
+
+def cli_commands(source: str) -> set[str]:
+    """Every `sponsorbot ...` command line cli.py defines, groups included (`token create`)."""
+    groups = {variable: name for variable, name in CLI_GROUP.findall(source)}
+    commands = set()
+    for owner, named, function in CLI_COMMAND.findall(source):
+        name = named or function.replace("_", "-")
+        commands.add(f"{groups[owner]} {name}" if owner in groups else name)
+    return commands
+
+
+def test_the_command_reader_reads_cli_py_as_typer_does() -> None:
+    source = (
+        'extra_app = typer.Typer()\napp.add_typer(extra_app, name="extra")\n'
+        '@app.command()\ndef run_it(\n@app.command("setup-code")\ndef setup_code(\n'
+        '@extra_app.command("create")\ndef extra_create(\n'
+    )
+    assert cli_commands(source) == {"run-it", "setup-code", "extra create"}
+
+
+def test_the_readme_lists_every_command() -> None:
+    commands = cli_commands((ROOT / "src" / "sponsorbot" / "cli.py").read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = readme[readme.index("## Commands") :].split("\n## ", 1)[0]
+    assert len(commands) >= 14
+    assert {c for c in commands if f"`sponsorbot {c}" not in listed} == set()
 
 
 def test_the_bot_id_check_sees_small_ids() -> None:
