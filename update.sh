@@ -5,8 +5,13 @@
 #
 #   sudo ./update.sh --release sponsorbot-0.2.0.tar.gz   # sponsorbot-0.2.0.tar.gz.sha256 beside it
 #   sudo ./update.sh                                     # rebuild and restart what is in --dir
+#   sudo ./update.sh --rollback                          # back to the release that ran before
 #
 # Like install.sh it prints the plan before changing anything; --dry-run stops there.
+#
+# The version that runs is the one the last successful run recorded (.installed-version), not
+# the one unpacked: after a step fails, the same command again finishes the update. The release
+# that ran before stays in previous/ (and, on Docker, as the image sponsorbot:previous).
 #
 # The release overwrites this very file while it runs, and bash reads a script as it goes: the
 # last line runs main and exits inside one command, which bash has read whole before it starts,
@@ -21,40 +26,58 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 RELEASE=""
 DIR=/opt/sponsorbot
+# Run from an installation (its own copy of this script), that installation is the default.
+if [[ -z $ROOT && -f $SRC/.env && $SRC =~ ^/[A-Za-z0-9._/-]+$ ]]; then DIR=$SRC; fi
 DRY_RUN=0
 YES=0
 ALLOW_DOWNGRADE=0
 REINSTALL=0
+ROLLBACK=0
+PULL=1
+KEEP_BACKUPS=5
+# The images of a Docker install: the one built here, and the one that ran before it.
+IMAGE=sponsorbot:local
+PREVIOUS_IMAGE=sponsorbot:previous
 MODE=""
 NEW_VERSION=""
 UNPACKED=""
 
 usage() {
 	cat <<'EOF'
-Usage: update.sh [--release FILE] [--dir DIR] [--dry-run] [--yes]
-                 [--reinstall] [--allow-downgrade]
+Usage: update.sh [--release FILE | --rollback] [--dir DIR] [--dry-run] [--yes]
+                 [--reinstall] [--allow-downgrade] [--no-pull] [--keep-backups N]
 
   --release FILE     the new release archive (sponsorbot-<version>.tar.gz, with FILE.sha256)
-  --dir DIR          the installation (default /opt/sponsorbot)
+  --rollback         go back to the release that ran before the last update (and, if that
+                     update changed the database, to the backup it made first)
+  --dir DIR          the installation (default: this script's own, else /opt/sponsorbot)
   --dry-run          print the checks and the plan, change nothing
   --yes              do not ask
   --reinstall        install a release of the version already installed again
   --allow-downgrade  install an older release (read the warning about the database first)
+  --no-pull          Docker: build from the images this server has, pull nothing newer
+  --keep-backups N   keep the newest N backups made before updates (default 5)
 EOF
 }
 
 parse_args() {
 	while [[ $# -gt 0 ]]; do
 		case $1 in
-		--release | --dir)
+		--release | --dir | --keep-backups)
 			[[ $# -ge 2 ]] || die "$1 needs a value"
-			if [[ $1 == --release ]]; then RELEASE=$2; else DIR=${2%/}; fi
+			case $1 in
+			--release) RELEASE=$2 ;;
+			--dir) DIR=${2%/} ;;
+			*) KEEP_BACKUPS=$2 ;;
+			esac
 			shift
 			;;
 		--dry-run) DRY_RUN=1 ;;
 		--yes | -y) YES=1 ;;
 		--reinstall) REINSTALL=1 ;;
 		--allow-downgrade) ALLOW_DOWNGRADE=1 ;;
+		--rollback) ROLLBACK=1 ;;
+		--no-pull) PULL=0 ;;
 		-h | --help)
 			usage
 			exit 0
@@ -64,6 +87,8 @@ parse_args() {
 		shift
 	done
 	[[ $DIR =~ ^/[A-Za-z0-9._/-]+$ ]] || die "--dir must be an absolute path of plain characters"
+	[[ $KEEP_BACKUPS =~ ^[1-9][0-9]{0,2}$ ]] || die "--keep-backups must be a number from 1 to 999"
+	[[ $ROLLBACK -eq 0 || -z $RELEASE ]] || die "--rollback goes back to the previous release: it takes no --release"
 }
 
 detect_mode() {
@@ -74,7 +99,7 @@ detect_mode() {
 	else
 		die "no installation found: neither $DIR/compose.yaml with .env nor the sponsorbot-api unit"
 	fi
-	say "ok   installation: $MODE, in $DIR, Sponsorbot $(tree_version "$ROOT$DIR" || true)"
+	say "ok   installation: $MODE, in $DIR, Sponsorbot $(running_version "$ROOT$DIR" || true) runs"
 }
 
 # The archive matches its checksum file, and holds one sponsorbot-<version>/ tree, nothing
@@ -100,7 +125,13 @@ check_release() {
 		die "$base has paths outside $top/: refusing it"
 	fi
 	say "ok   release: Sponsorbot $NEW_VERSION"
-	check_version "$(tree_version "$ROOT$DIR")" "$NEW_VERSION"
+	local running unpacked
+	running=$(running_version "$ROOT$DIR")
+	unpacked=$(tree_version "$ROOT$DIR")
+	if [[ -n $running && $unpacked == "$NEW_VERSION" && $running != "$NEW_VERSION" ]]; then
+		say "--   the last update to $NEW_VERSION did not finish (Sponsorbot $running still runs): finishing it"
+	fi
+	check_version "$running" "$NEW_VERSION"
 }
 
 # A version as sort -V orders it right: PEP 440's pre-releases (1.0rc1, 1.0a1.dev2) before
@@ -151,7 +182,37 @@ release_changes() {
 }
 
 backup_name() {
-	printf 'sponsorbot-%s-before-update-%s.tar' "$(tree_version "$ROOT$DIR" || echo unknown)" "$(date -u +%Y%m%dT%H%M%SZ)"
+	printf 'sponsorbot-%s-before-update-%s.tar' "$(running_version "$ROOT$DIR" || echo unknown)" "$(date -u +%Y%m%dT%H%M%SZ)"
+}
+
+# Is the tree in DIR the release that runs (not one a stopped update left unpacked)?
+tree_runs() {
+	local running
+	running=$(running_version "$ROOT$DIR")
+	[[ -n $running && $(tree_version "$ROOT$DIR") == "$running" ]]
+}
+
+# keep_previous: the release that runs goes to DIR/previous before a new one is unpacked.
+keep_previous() {
+	local dir=$ROOT$DIR version
+	version=$(running_version "$dir")
+	rm -rf "$dir/previous"
+	copy_release "$dir" "$dir/previous"
+	write_file 644 "$dir/previous/$VERSION_FILE" "$version"$'\n'
+}
+
+# prune_backups DIR: only the newest KEEP_BACKUPS backups made before updates stay.
+prune_backups() {
+	local dir=$1 file
+	local -a made=()
+	while IFS= read -r -d '' file; do made+=("${file#* }"); done < <(
+		find "$dir" -maxdepth 1 -type f -name 'sponsorbot-*-before-update-*.tar' -printf '%T@ %p\0' |
+			sort -z -r -n
+	)
+	for file in "${made[@]:KEEP_BACKUPS}"; do
+		rm -f -- "$file"
+		say "     removed the old backup $file"
+	done
 }
 
 plan_docker() {
@@ -164,23 +225,70 @@ plan_docker() {
 	step "back up the database to $DIR/backups/$name (sponsorbot backup, in a one-off api container)" \
 		compose run --rm --no-deps -T api backup "$DATA_DIR/backups/$name"
 	if [[ -n $RELEASE ]]; then
+		if tree_runs; then
+			step "keep Sponsorbot $(running_version "$ROOT$DIR") for --rollback: its release in $DIR/previous, its image as $PREVIOUS_IMAGE" \
+				keep_previous_docker
+		fi
 		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and backups kept)" unpack_release
 	fi
-	step "build the new image (docker compose build)" compose build
+	if [[ $PULL -eq 1 ]]; then
+		step "pull newer PostgreSQL and Caddy images, if any (docker compose pull db caddy)" \
+			compose pull db caddy
+		step "build the new image on the newest Python base image (docker compose build --pull)" \
+			compose build --pull
+	else
+		step "build the new image from the images this server has (docker compose build; --no-pull)" \
+			compose build
+	fi
 	step "apply the database migrations (the migrate service)" compose run --rm --no-deps -T migrate
 	step "restart the api on the new image, then wait for /healthz" restart_docker_api
 	step "replace the $workers worker container(s) one at a time: stop one, start one on the new image, wait until it runs" \
 		replace_workers "$workers"
+	if [[ $PULL -eq 1 ]]; then
+		step "move PostgreSQL and Caddy to the images pulled, where they are newer (a few seconds without the database: the api and workers reconnect), then wait for /healthz" \
+			refresh_db_caddy
+	fi
 	if release_changes deploy/Caddyfile || release_changes deploy/Caddyfile.docker; then
 		step "recreate Caddy: its configuration changed (a second without HTTPS)" \
 			compose up -d --no-deps --force-recreate caddy
 	fi
+	finish_steps "$DIR/backups"
 }
 
+keep_previous_docker() {
+	keep_previous
+	if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+		docker tag "$IMAGE" "$PREVIOUS_IMAGE"
+	fi
+}
+
+# Compose recreates a container only when its image changed: the quiet point for the database
+# is the end of the update, with every process on the new code.
+refresh_db_caddy() {
+	local port waited=0
+	compose up -d --no-deps db caddy
+	until compose exec -T db pg_isready --host=127.0.0.1 --username=sponsorbot --dbname=sponsorbot >/dev/null 2>&1; do
+		((waited >= 120)) && die "PostgreSQL does not answer 120s after moving it to the new image: docker compose logs db"
+		sleep 2
+		waited=$((waited + 2))
+	done
+	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT)
+	wait_healthy "${port:-8080}" 120
+}
+
+# finish_steps BACKUPS: the last steps of every successful update (and rollback).
+finish_steps() {
+	step "remove backups made before updates, beyond the newest $KEEP_BACKUPS, from $1" \
+		prune_backups "$ROOT$1"
+	local version=${NEW_VERSION:-$(tree_version "$ROOT$DIR")}
+	step "record that Sponsorbot $version runs ($DIR/$VERSION_FILE)" record_version "$ROOT$DIR" "$version"
+}
+
+# restart_docker_api [--force-recreate]: the api on the image tagged now.
 restart_docker_api() {
 	local port
 	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT)
-	compose up -d --no-deps api
+	compose up -d --no-deps "$@" api
 	wait_healthy "${port:-8080}" 120
 }
 
@@ -219,6 +327,9 @@ plan_native() {
 	step "back up the database to $DATA_DIR/backups/$name (sponsorbot backup, as the user sponsorbot)" \
 		native_backup "$name"
 	if [[ -n $RELEASE ]]; then
+		if tree_runs; then
+			step "keep Sponsorbot $(running_version "$ROOT$DIR")'s release in $DIR/previous, for --rollback" keep_previous
+		fi
 		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and the venv kept)" unpack_release
 	fi
 	step "build a new virtual environment $DIR/venv.new with the code in $DIR (pip); the running one is left alone" \
@@ -237,6 +348,7 @@ plan_native() {
 		say "--   no enabled sponsorbot-worker@N units: no worker to restart"
 	fi
 	plan_native_caddy
+	finish_steps "$DATA_DIR/backups"
 }
 
 # The new code goes into a venv of its own beside the running one, not into it: pip would swap
@@ -274,14 +386,29 @@ native_migrate() {
 	VENV=$DIR/venv.new run_as_sponsorbot migrate
 }
 
+# venv_version VENV: the Sponsorbot version installed in a virtual environment.
+venv_version() {
+	local init
+	for init in "$1"/lib/python3*/site-packages/sponsorbot/__init__.py; do
+		[[ -r $init ]] && sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$init"
+	done
+	return 0
+}
+
 # swap_venv BACKUP: venv.new becomes venv; the one that ran is kept as venv.old, for going back.
+# A venv that never ran (an update that stopped after swapping) is dropped instead, so venv.old
+# stays the one to go back to.
 swap_venv() {
 	local venv=$ROOT$DIR/venv
 	[[ -d $venv.new ]] || die "$DIR/venv.new is missing: build it first"
-	rm -rf "$venv.old"
-	mv -T "$venv" "$venv.old"
+	if [[ -d $venv.old && $(venv_version "$venv") != "$(running_version "$ROOT$DIR")" ]]; then
+		rm -rf "$venv"
+	else
+		rm -rf "$venv.old"
+		mv -T "$venv" "$venv.old"
+	fi
 	mv -T "$venv.new" "$venv"
-	say "     the previous venv is $DIR/venv.old; to go back to it: stop the services, mv $DIR/venv $DIR/venv.failed && mv $DIR/venv.old $DIR/venv, restore the backup $1 (sponsorbot restore --force) and start them"
+	say "     the previous venv is $DIR/venv.old; to go back to it: sudo $DIR/update.sh --rollback (it restores the backup $1 if the update changed the database)"
 }
 
 # /etc/caddy/sponsorbot.caddy is made from the release's deploy/Caddyfile, as install.sh made
@@ -349,6 +476,107 @@ native_restart_workers() {
 	done
 }
 
+# ---------------------------------------------------------------- --rollback
+
+ROLLBACK_TO=""
+ROLLBACK_BACKUP=""
+
+# What going back means: the previous release, and the backup to restore when the release that
+# runs added migrations the previous one does not know (its code would refuse the database).
+check_rollback() {
+	local dir=$ROOT$DIR running added backups
+	[[ -r $dir/previous/$VERSION_FILE ]] ||
+		die "there is no previous release in $DIR/previous to go back to (it is kept from the first update made by this update.sh on)"
+	ROLLBACK_TO=$(running_version "$dir/previous")
+	running=$(running_version "$dir")
+	if [[ $MODE == native && ! -d $dir/venv.old ]]; then
+		die "$DIR/venv.old is missing: the previous code cannot be put back"
+	fi
+	if [[ $MODE == docker ]] && ! docker image inspect "$PREVIOUS_IMAGE" >/dev/null 2>&1; then
+		[[ $DRY_RUN -eq 1 ]] || die "there is no image $PREVIOUS_IMAGE: the previous code cannot be put back"
+	fi
+	say "ok   going back from Sponsorbot $running to $ROLLBACK_TO (kept in $DIR/previous)"
+	added=$(comm -13 <(migration_names "$dir/previous") <(migration_names "$dir") | tr '\n' ' ')
+	if [[ -z $added ]]; then
+		say "ok   database: $running added no migration, so $ROLLBACK_TO runs on it as it is"
+		return 0
+	fi
+	backups=$DIR/backups
+	[[ $MODE == native ]] && backups=$DATA_DIR/backups
+	ROLLBACK_BACKUP=$(find "$ROOT$backups" -maxdepth 1 -type f -name "sponsorbot-$ROLLBACK_TO-before-update-*.tar" -printf '%f\n' 2>/dev/null | sort | tail -n 1)
+	[[ -n $ROLLBACK_BACKUP ]] ||
+		die "$running added migrations (${added% }) and no backup made before the update to it is in $backups: $ROLLBACK_TO's code would refuse the database"
+	accept_or_stop "$running changed the database (migrations ${added% }): going back restores $backups/$ROLLBACK_BACKUP, the backup made before the update, and everything since it (visitors, orders, payments) is lost"
+}
+
+# migration_names TREE: the migration files a release holds, one name a line, sorted.
+migration_names() {
+	find "$1/src/sponsorbot/db/migrations" -maxdepth 1 -name '*.sql' -printf '%f\n' 2>/dev/null | sort
+}
+
+# swap_previous: the release that runs and the one in previous/ change places.
+swap_previous() {
+	local dir=$ROOT$DIR running before
+	running=$(running_version "$dir")
+	before=$(running_version "$dir/previous")
+	rm -rf "$dir/previous.swap"
+	copy_release "$dir" "$dir/previous.swap"
+	copy_release "$dir/previous" "$dir"
+	rm -rf "$dir/previous"
+	mv -T "$dir/previous.swap" "$dir/previous"
+	write_file 644 "$dir/previous/$VERSION_FILE" "$running"$'\n'
+	say "     $DIR holds Sponsorbot $before again; $running is kept in $DIR/previous"
+}
+
+swap_images() {
+	docker tag "$IMAGE" sponsorbot:rollback-swap
+	docker tag "$PREVIOUS_IMAGE" "$IMAGE"
+	docker tag sponsorbot:rollback-swap "$PREVIOUS_IMAGE"
+	docker rmi sponsorbot:rollback-swap >/dev/null
+}
+
+swap_venvs() {
+	local venv=$ROOT$DIR/venv
+	mv -T "$venv" "$venv.swap"
+	mv -T "$venv.old" "$venv"
+	mv -T "$venv.swap" "$venv.old"
+}
+
+plan_rollback() {
+	local workers
+	if [[ $MODE == docker ]]; then
+		workers=$(env_get "$ROOT$DIR/.env" SPONSORBOT_WORKERS)
+		step "stop the api and the workers (docker compose stop api worker)" compose stop api worker
+		step "put Sponsorbot $ROLLBACK_TO's release back in $DIR (the one that ran goes to previous/)" swap_previous
+		step "make $PREVIOUS_IMAGE the image that runs, and keep the other as $PREVIOUS_IMAGE" swap_images
+		if [[ -n $ROLLBACK_BACKUP ]]; then
+			step "restore $DIR/backups/$ROLLBACK_BACKUP with $ROLLBACK_TO's code" \
+				compose run --rm --no-deps -T api restore "$DATA_DIR/backups/$ROLLBACK_BACKUP" --force
+		fi
+		step "apply $ROLLBACK_TO's migrations (the migrate service)" compose run --rm --no-deps -T migrate
+		step "start the api on $ROLLBACK_TO, then wait for /healthz" restart_docker_api --force-recreate
+		step "start ${workers:-1} worker(s) on $ROLLBACK_TO" \
+			compose up -d --no-deps --force-recreate --scale "worker=${workers:-1}" worker
+	else
+		workers=$(enabled_workers | sed 's/.*/sponsorbot-worker@&.service/' | tr '\n' ' ')
+		# shellcheck disable=SC2086 # one word per unit
+		step "stop sponsorbot-api and the workers" systemctl stop sponsorbot-api.service $workers
+		step "put Sponsorbot $ROLLBACK_TO's release back in $DIR (the one that ran goes to previous/)" swap_previous
+		step "put $ROLLBACK_TO's code back: $DIR/venv.old and venv change places" swap_venvs
+		if [[ -n $ROLLBACK_BACKUP ]]; then
+			step "restore $DATA_DIR/backups/$ROLLBACK_BACKUP with $ROLLBACK_TO's code" \
+				run_as_sponsorbot restore "$DATA_DIR/backups/$ROLLBACK_BACKUP" --force
+		fi
+		step "apply $ROLLBACK_TO's migrations" run_as_sponsorbot migrate
+		step "start sponsorbot-api, then wait for /healthz" native_restart_api
+		if [[ -n $workers ]]; then
+			step "start the workers one at a time: ${workers% }" native_restart_workers
+		fi
+	fi
+	NEW_VERSION=$ROLLBACK_TO
+	step "record that Sponsorbot $ROLLBACK_TO runs ($DIR/$VERSION_FILE)" record_version "$ROOT$DIR" "$ROLLBACK_TO"
+}
+
 main() {
 	parse_args "$@"
 	if [[ $EUID -ne 0 && -z $ROOT && $DRY_RUN -eq 0 ]]; then
@@ -359,17 +587,26 @@ main() {
 		[[ $DRY_RUN -eq 1 ]] || die "neither 'docker compose' nor 'docker-compose' is installed"
 		warn "neither 'docker compose' nor 'docker-compose' is installed: the update needs one"
 	fi
-	check_release
-	if [[ $MODE == native ]]; then plan_native; else plan_docker; fi
+	if [[ $ROLLBACK -eq 1 ]]; then
+		check_rollback
+		plan_rollback
+	else
+		check_release
+		if [[ $MODE == native ]]; then plan_native; else plan_docker; fi
+	fi
 	print_plan
 	confirm_plan
 	umask 022
 	run_plan
 	local kept=$DIR/backups
 	[[ $MODE == native ]] && kept=$DATA_DIR/backups
+	if [[ $ROLLBACK -eq 1 ]]; then
+		say "rolled back: Sponsorbot $ROLLBACK_TO runs; sudo $DIR/update.sh --rollback goes forward again"
+		return 0
+	fi
 	say "updated: Sponsorbot ${NEW_VERSION:-$(tree_version "$ROOT$DIR")} runs; the backup made first is in $kept"
-	if [[ $MODE == native ]]; then
-		say "the previous code stays in $DIR/venv.old until the next update (how to go back: step output above)"
+	if [[ -r $ROOT$DIR/previous/$VERSION_FILE ]]; then
+		say "the previous release stays in $DIR/previous until the next update: sudo $DIR/update.sh --rollback goes back to it"
 	fi
 }
 

@@ -129,6 +129,26 @@ tree_version() {
 	sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$1/src/sponsorbot/__init__.py"
 }
 
+# The file the last step of a successful install or update writes: the version that runs. The
+# tree can hold a newer one (an update that stopped after unpacking it); this file cannot.
+VERSION_FILE=.installed-version
+
+# running_version DIR: the version that runs from DIR; an install made before the file existed
+# runs what its tree holds.
+running_version() {
+	if [[ -r $1/$VERSION_FILE ]]; then
+		tr -d '[:space:]' <"$1/$VERSION_FILE"
+	else
+		tree_version "$1"
+	fi
+}
+
+# record_version DIR VERSION: the last step of a successful install or update.
+record_version() {
+	write_file 644 "$1/$VERSION_FILE" "$2"$'\n'
+	say "     Sponsorbot $2 runs (recorded in $1/$VERSION_FILE)"
+}
+
 # Docker Compose v2 (`docker compose`) when present, else Debian 12's docker-compose v1.
 compose() {
 	if docker compose version >/dev/null 2>&1; then
@@ -167,7 +187,9 @@ wait_healthy() {
 }
 
 # What a release copy leaves alone in the install directory: the owner's files and the venvs.
-RELEASE_KEPT=(.git .venv venv venv.new venv.old .env backups dist)
+# `previous` is the release that ran before the last update, for update.sh --rollback (and
+# previous.swap the one that runs, while a rollback swaps them).
+RELEASE_KEPT=(.git .venv venv venv.new venv.old .env backups dist previous previous.swap "$VERSION_FILE")
 
 # own_by_root PATH...: root runs what is there (update.sh, pip, the units, compose.yaml), so no
 # one else may change it: owned by root, writable by no one else. A run without root (the

@@ -165,8 +165,9 @@ def test_native_update_builds_beside_the_venv_and_swaps_it_before_the_restart(
     assert positions == sorted(positions), steps
     assert not any("into /opt/sponsorbot/venv (pip)" in s for s in steps)
     rewrite = "rewrite /etc/caddy/sponsorbot.caddy from the release's site"
+    assert steps[-1] == "record that Sponsorbot 0.2.0 runs (/opt/sponsorbot/.installed-version)"
     if site_changed:
-        assert steps[-1].startswith(rewrite)
+        assert steps[-3].startswith(rewrite)
     else:
         assert not any(s.startswith(rewrite) for s in steps)
         assert "ok   /etc/caddy/sponsorbot.caddy: the release's site is the same" in out
@@ -200,12 +201,14 @@ def test_an_update_runs_nothing_of_the_update_sh_it_unpacks(tmp_path: Path) -> N
         command = [str(home / "update.sh"), "--release", str(release), "--yes"]
         result = run_cmd(command, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1] == (
-        "updated: Sponsorbot 0.2.0 runs; the backup made first is in /opt/sponsorbot/backups"
-    )
+    assert result.stdout.splitlines()[-2:] == [
+        "updated: Sponsorbot 0.2.0 runs; the backup made first is in /opt/sponsorbot/backups",
+        "the previous release stays in /opt/sponsorbot/previous until the next update: "
+        "sudo /opt/sponsorbot/update.sh --rollback goes back to it",
+    ]
     assert (home / "update.sh").read_bytes() == new
     assert not stray.exists()
     calls = log.read_text().splitlines()
     backup = next(i for i, c in enumerate(calls) if " api backup /var/lib/sponsorbot/" in c)
-    assert backup < calls.index("compose build") < calls.index("compose up -d --no-deps api")
+    assert backup < calls.index("compose build --pull") < calls.index("compose up -d --no-deps api")
     assert os.stat(home / "backups").st_uid == 10001
