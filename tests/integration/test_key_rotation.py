@@ -8,7 +8,6 @@ under `old` until nothing is, then that dropping it is safe.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -28,8 +27,8 @@ from sponsorbot.features.all import install
 from sponsorbot.ops.doctor import Finding, run_doctor
 from sponsorbot.telegram import BotApi
 from tests.integration.panel_kit import Clock
-from tests.integration.twostepkit import keyed_panel, signs_in, turn_on_two_step
-from tests.kit import Telegram, eventually, make_settings, simulated_telegram
+from tests.integration.twostepkit import keyed_panel, run_jobs, signs_in, turn_on_two_step
+from tests.kit import Telegram, make_settings, simulated_telegram
 
 OLD = "the-old-installation-key-that-is-long-enough-1234567890"
 NEW = "the-new-installation-key-that-is-long-enough-0987654321"
@@ -72,18 +71,9 @@ async def start(settings: Settings, pool: asyncpg.Pool, db_dsn: str, key: str) -
     try:
         await engine.bots.check_key()
         install(engine)
-        stop = asyncio.Event()
-        ticking = asyncio.create_task(engine.scheduler.run(stop))
-        # A round runs every job once, one after another; a second round begins a second later.
-        await eventually(lambda: _ran(engine, "accounts_reseal", "shop_reseal"))
-        stop.set()
-        await ticking
+        await run_jobs(engine, "accounts_reseal", "shop_reseal")
     finally:
         await engine.close()
-
-
-async def _ran(engine: Engine, *jobs: str) -> bool:
-    return all(engine.scheduler.runs.get(job, 0) >= 1 for job in jobs)
 
 
 def _stored_under(key: str, stored: str) -> bool:

@@ -3,6 +3,7 @@ the key rotation and server move tests share."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import re
@@ -27,10 +28,18 @@ from tests.integration.panel_kit import (
     fast_config,
     sign_in,
 )
-from tests.kit import make_settings
+from tests.kit import eventually, make_settings
 
-# Nobody listens there: the panel's sign-in pages never call Telegram.
-NO_TELEGRAM = "http://127.0.0.1:9"
+# Nobody listens there: the panel's sign-in pages never call Telegram, and the jobs of a
+# start in these tests must reach nothing outside either (TronGrid, the price sources).
+NOBODY = "http://127.0.0.1:9"
+OFFLINE = {
+    "telegram_api": NOBODY,
+    "trongrid_url": NOBODY,
+    "price_coingecko_url": NOBODY,
+    "price_kraken_url": NOBODY,
+    "price_binance_url": NOBODY,
+}
 CODES = re.compile(r'<ul class="codes" dir="ltr">(.*?)</ul>', re.DOTALL)
 CODE = re.compile(r"<code>([A-Z2-7-]+)</code>")
 
@@ -50,14 +59,14 @@ async def keyed_panel(
 ) -> AsyncIterator[PanelApp]:
     """The api app on `dsn` as a start with this SPONSORBOT_SECRET_KEY makes it: the engine's
     key check first (which refuses a key that opens nothing), then the features."""
-    settings = make_settings(dsn, NO_TELEGRAM, tmp_path, secret_key=secret_key)
+    settings = make_settings(dsn, NOBODY, tmp_path, **(OFFLINE | {"secret_key": secret_key}))
     engine = Engine(settings, pool, dsn)
     await engine.bots.check_key()
     features = install(engine)
     config = dataclasses.replace(fast_config(clock), secret_key=secret_key.encode())
     app = create_app(settings, Database(dsn, pool, None), features, config)
     try:
-        yield PanelApp(app, clock, pool, engine, Services.of(features), NO_TELEGRAM, None)
+        yield PanelApp(app, clock, pool, engine, Services.of(features), NOBODY, None)
     finally:
         await engine.close()
 
@@ -94,3 +103,19 @@ async def signs_in(panel: PanelApp, email: str, code: str | None, secret: str = 
         token = await csrf_of(http, "/signin/two-step")
         second = await http.post("/signin/two-step", data={"csrf": token, "code": code})
         return second.status_code == 303 and (await http.get("/")).status_code == 200
+
+
+async def run_jobs(engine: Engine, *jobs: str) -> None:
+    """Tick the engine's scheduler, as a worker does from its start, until each of `jobs`
+    has run once (every job runs at the first tick whose lease it gets)."""
+    stop = asyncio.Event()
+    ticking = asyncio.create_task(engine.scheduler.run(stop))
+
+    async def ran() -> bool:
+        return all(engine.scheduler.runs.get(job, 0) >= 1 for job in jobs)
+
+    try:
+        await eventually(ran)
+    finally:
+        stop.set()
+        await ticking
