@@ -27,7 +27,13 @@ from sponsorbot.features.all import install
 from sponsorbot.ops.doctor import Finding, run_doctor
 from sponsorbot.telegram import BotApi
 from tests.integration.panel_kit import Clock
-from tests.integration.twostepkit import keyed_panel, run_jobs, signs_in, turn_on_two_step
+from tests.integration.twostepkit import (
+    OFFLINE,
+    keyed_panel,
+    run_jobs,
+    signs_in,
+    turn_on_two_step,
+)
 from tests.kit import Telegram, make_settings, simulated_telegram
 
 OLD = "the-old-installation-key-that-is-long-enough-1234567890"
@@ -54,7 +60,8 @@ async def installation(
         finally:
             await api.close()
         await pool.execute(SHOP_KEY, bot["id"], TokenBox(OLD.encode()).seal(TRONGRID_KEY))
-        yield tg, make_settings(db_dsn, tg.url, tmp_path, secret_key=OLD)
+        offline = OFFLINE | {"telegram_api": tg.url, "secret_key": OLD}
+        yield tg, make_settings(db_dsn, tg.url, tmp_path, **offline)
 
 
 async def doctor(settings: Settings, secret_key: str) -> dict[str, Finding]:
