@@ -25,14 +25,17 @@ NEEDS_CHROMIUM = pytest.mark.skipif(
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
-async def shot(page: Any, name: str) -> None:
-    """With SPONSORBOT_SCREENSHOTS=1, write the whole page to docs/screenshots/<name>.png."""
+async def shot(page: Any, name: str, full_page: bool = True) -> None:
+    """With SPONSORBOT_SCREENSHOTS=1, write the page to docs/screenshots/<name>.png: the whole
+    page, or with `full_page=False` what the viewport shows (the simulated phone: its message
+    bar is fixed to the bottom, and a whole-page shot would draw it across the chat)."""
     if os.environ.get("SPONSORBOT_SCREENSHOTS") != "1":
         return
     SHOTS.mkdir(parents=True, exist_ok=True)
-    # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
-    await page.evaluate("window.scrollTo(0, 0)")
-    await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    if full_page:
+        # From the top: scrolled, the sticky header lands mid-page in a full-page shot.
+        await page.evaluate("window.scrollTo(0, 0)")
+    await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
 
 
 async def sign_in(page: Any, base: str, email: str, password: str) -> None:

@@ -153,7 +153,7 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
         served = await context.request.get(await picture.evaluate("(img) => img.src"))
         assert served.headers["content-type"] == "image/png"
         assert await served.body() == png
-        await shot(page, f"shop-phone-request-{words.language}")
+        await shot(page, f"shop-phone-request-{words.language}", full_page=False)
         # The advertiser takes the address from the chat, as they would copy it.
         found = ADDRESS.findall(await request.locator(".text").inner_text())
         assert found == [s.address], found
@@ -190,7 +190,7 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
         paid = next(i for i, t in enumerate(texts) if words.paid in t)
         assert checking < paid, texts
         await expect(page.locator("#w-state")).to_contain_text("confirmed", timeout=WAIT_MS)
-        await shot(page, f"shop-phone-paid-{words.language}")
+        await shot(page, f"shop-phone-paid-{words.language}", full_page=False)
 
         # The order runs, paid by this wallet's transaction.
         running = await s.state_of(order["id"], "running")
