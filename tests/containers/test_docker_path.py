@@ -1,0 +1,209 @@
+"""The Docker install, for real, with podman: the release's Dockerfile built, its compose.yaml
+brought up (PostgreSQL, migrate, the api, two workers, Caddy with its own certificate
+authority) on stand-in base images made from Debian packages, and then update.sh moving it to
+a new build and back. What differs from Docker and from the real images: docs/docker.md.
+
+The install is a release of the committed HEAD (scripts/release.sh in a clone), unpacked with
+an .env like install.sh's. The simulated Telegram runs on this machine, on the install's
+network gateway (where containers reach the host); Caddy and the api are published on
+loopback ports only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import ssl
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sponsorbot.simulator.client import SimulatorClient
+from tests.containers.kit import (
+    IMAGE_UID,
+    ComposeInstall,
+    free_subnet,
+    make_release,
+    missing_tools,
+    podman,
+    standin_images,
+    wait_until,
+)
+from tests.processes import clean_environ, free_port, said, start
+
+MISSING = missing_tools()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.external,
+    pytest.mark.skipif(MISSING is not None, reason=f"the Docker path needs podman: {MISSING}"),
+    # One install at a time, and its tests in order on one worker: they share it.
+    pytest.mark.xdist_group("docker_path"),
+    pytest.mark.timeout(600),
+]
+
+
+class Stack:
+    """The running install, the simulator in front of it, and Caddy's root certificate."""
+
+    def __init__(self, install: ComposeInstall, root_ca: Path, sim: subprocess.Popen[bytes]):
+        self.install = install
+        self.root_ca = root_ca
+        self.sim = sim
+
+    @property
+    def sim_url(self) -> str:
+        """The simulator's address, as the containers and this process reach it."""
+        return f"http://{self.install.gateway}:{self.install.sim_port}"
+
+    def https(self) -> httpx.Client:
+        """A client of the public address that trusts Caddy's own authority only."""
+        context = ssl.create_default_context(cafile=str(self.root_ca))
+        return httpx.Client(base_url=self.install.url, verify=context, timeout=20)
+
+
+def _bring_up(install: ComposeInstall) -> None:
+    """compose.yaml's start order, with its health checks run by hand: podman 4.3 has no
+    `wait --condition=healthy`, so podman-compose would start everything at once."""
+    install.compose("up", "-d", "--no-deps", "db")
+    install.wait_healthy("db", 90)
+    install.compose("up", "-d", "--no-deps", "migrate")
+    podman("wait", install.name("migrate"), timeout=120)
+    workers = install.env["SPONSORBOT_WORKERS"]
+    install.compose("up", "-d", "--no-deps", "--scale", f"worker={workers}", "api", "worker")
+    install.wait_healthy("api", 120)
+    install.compose("up", "-d", "--no-deps", "caddy")
+    install.wait_healthy("caddy", 60)
+
+
+def _first_https(install: ComposeInstall) -> None:
+    """Until Caddy answers over TLS (it issues its certificate on the first handshake)."""
+
+    def answers() -> bool:
+        # Not verified yet: Caddy's authority is read from its volume once it exists, and
+        # every request after this one is checked against it.
+        try:
+            answer = httpx.get(f"{install.url}/healthz", verify=False, timeout=5)  # noqa: S501
+            return answer.status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_until(answers, 60, lambda: install.logs(install.name("caddy"))[-3000:])
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A Docker install of HEAD's release, up and answering through Caddy."""
+    home = tmp_path_factory.mktemp("docker")
+    install = ComposeInstall(
+        directory=home / "sponsorbot",
+        project=f"sbtest{secrets.token_hex(3)}",
+        subnet=free_subnet(),
+        api_port=free_port(),
+        https_port=free_port(),
+        http_port=free_port(),
+        sim_port=free_port(),
+        images=standin_images(),
+    )
+    sim: subprocess.Popen[bytes] | None = None
+    try:
+        version = install.unpack(make_release(home / "repo", _head_version()))
+        (install.directory / ".installed-version").write_text(f"{version}\n")
+        install.write_env()
+        # One service: the three that run the image share it, and podman-compose would build
+        # it three times at once.
+        install.compose("build", "api", timeout=420)
+        _bring_up(install)
+        _first_https(install)
+        root_ca = home / "caddy-root.crt"
+        root_ca.write_text(
+            install.exec(install.name("caddy"), "cat", "/data/caddy/pki/authorities/local/root.crt")
+        )
+        # The simulator delivers webhooks over https: Caddy's authority is the one it trusts.
+        env = clean_environ(SSL_CERT_FILE=str(root_ca))
+        sim = start("simulator", "--host", install.gateway, "--port", str(install.sim_port),
+                    env=env, log=home / "simulator.log")  # fmt: skip
+        yield Stack(install, root_ca, sim)
+    finally:
+        if sim is not None:
+            sim.terminate()
+            sim.wait(timeout=15)
+        install.teardown()
+
+
+def _head_version() -> str:
+    from sponsorbot import __version__
+
+    return __version__
+
+
+def test_the_image_runs_as_uid_10001_and_migrate_ran_once_before_the_others(stack: Stack) -> None:
+    install = stack.install
+    user = podman("image", "inspect", "sponsorbot:local", "--format", "{{.Config.User}}")
+    assert user.stdout.strip() == f"{IMAGE_UID}:{IMAGE_UID}"
+    for name in (install.name("api"), install.name("worker", 1), install.name("worker", 2)):
+        assert install.exec(name, "id", "-u").strip() == str(IMAGE_UID), name
+
+    migrate = install.containers("migrate")
+    assert len(migrate) == 1 and migrate[0]["ExitCode"] == 0, migrate
+    applied = int(install.psql("SELECT count(*) FROM schema_migrations")[0])
+    said_ = install.logs(install.name("migrate"))
+    assert re.search(rf"applied {applied} migration\(s\)", said_), said_[-2000:]
+    # The api and the workers found a current schema: none of them applied anything.
+    for name in (install.name("api"), install.name("worker", 1), install.name("worker", 2)):
+        assert "applying migration" not in install.logs(name), name
+
+
+def test_caddy_serves_the_api_over_https_with_its_own_authority(stack: Stack) -> None:
+    with stack.https() as client:
+        health = client.get("/healthz")
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+        assert "server" not in health.headers  # deploy/Caddyfile drops Caddy's name
+        signin = client.get("/signin")
+        assert signin.status_code == 200
+        assert "max-age" in signin.headers.get("strict-transport-security", "")
+    # The database is published nowhere, the api on loopback only.
+    ports = podman("port", "--all").stdout
+    assert str(stack.install.api_port) in ports and ":5432" not in ports
+
+
+async def test_webhook_updates_through_caddy_are_answered_and_two_workers_share_the_bots(
+    stack: Stack,
+) -> None:
+    install = stack.install
+    token = install.exec(install.name("api"), "sponsorbot", "token", "create", "--name", "docker")
+    owner = {"Authorization": f"Bearer {token.split()[-1]}"}
+    async with SimulatorClient(stack.sim_url) as sim:
+        bots = [await sim.create_bot(f"docker_{n}_bot") for n in (1, 2)]
+        with stack.https() as client:
+            for bot in bots:
+                added = client.post(
+                    "/api/v1/bots", json={"token": bot["token"], "mode": "webhook"}, headers=owner
+                )
+                assert added.status_code == 201, added.text
+        person = await sim.create_user("Dana")
+        for bot in bots:
+            await sim.send_text(person["id"], bot["username"], "/start")
+        answered: dict[str, list[str]] = {}
+        for _ in range(60):
+            for bot in bots:
+                chat = await sim.read_chat(person["id"], bot["username"])
+                answered[bot["username"]] = [m.get("text", "") for m in chat if m["from"] == "bot"]
+            if all(answered.values()):
+                break
+            await asyncio.sleep(0.5)
+        assert all(answered.values()), (answered, said(stack.sim))
+
+    # Each worker holds the sender of one bot: the work is shared, not held by one of them.
+    # (A worker's lease owner starts with its host name, the container's short id.)
+    hosts = {str(c["Id"])[:12] for c in install.containers("worker")}
+    senders = "SELECT owner FROM leases WHERE name LIKE 'send:%' AND expires_at > now()"
+
+    def shared() -> bool:
+        owners = install.psql(senders)
+        return len(owners) == 2 and {o.split(":")[0] for o in owners} == hosts
+
+    wait_until(shared, 40, lambda: f"senders {install.psql(senders)}, workers {hosts}")
