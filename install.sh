@@ -5,6 +5,8 @@
 #
 #   sudo ./install.sh --domain bot.example.com --email you@example.com [--workers 2]
 #   sudo ./install.sh --native --domain bot.example.com --email you@example.com
+#   sudo ./install.sh --native --behind-proxy --domain bot.example.com   # beside nginx/Apache
+#   sudo ./install.sh --native --database-url postgresql://u:p@db.example.com/sponsorbot ...
 #
 # It checks the server first, then prints every change it would make and asks before making
 # any (--yes does not ask; --dry-run prints the plan and stops). Running it again is safe: the
@@ -20,6 +22,9 @@ NATIVE=0
 DOMAIN=""
 EMAIL=""
 WORKERS=""
+API_PORT=""
+DATABASE_URL=""
+BEHIND_PROXY=0
 DIR=/opt/sponsorbot
 DRY_RUN=0
 YES=0
@@ -31,15 +36,20 @@ DOCKER_DAEMON=1
 usage() {
 	cat <<'EOF'
 Usage: install.sh [--native] [--domain NAME] [--email ADDR] [--workers N] [--dir DIR]
-                  [--dry-run] [--yes]
+                  [--api-port N] [--database-url URL] [--behind-proxy] [--dry-run] [--yes]
 
-  --domain NAME  the panel's address; its DNS name must point at this server
-  --email ADDR   the address Let's Encrypt writes to about the certificate
-  --workers N    worker processes (default 2)
-  --native       no Docker: Debian's postgresql and caddy, a venv, systemd units
-  --dir DIR      where Sponsorbot lives (default /opt/sponsorbot)
-  --dry-run      print the checks and the plan, change nothing
-  --yes          do not ask (accept the warnings and the plan)
+  --domain NAME       the panel's address; its DNS name must point at this server
+  --email ADDR        the address Let's Encrypt writes to about the certificate
+  --workers N         worker processes (default 2)
+  --native            no Docker: Debian's postgresql and caddy, a venv, systemd units
+  --dir DIR           where Sponsorbot lives (default /opt/sponsorbot)
+  --api-port N        the api's port on 127.0.0.1 (default 8080; kept on a re-run)
+  --database-url URL  native: an existing PostgreSQL 15+ (postgresql://user:pass@host/db)
+                      instead of installing one here
+  --behind-proxy      no Caddy: the web server this machine already runs (nginx, Apache)
+                      forwards to the api; the block to give it is printed
+  --dry-run           print the checks and the plan, change nothing
+  --yes               do not ask (accept the warnings and the plan)
 EOF
 }
 
@@ -47,16 +57,19 @@ parse_args() {
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--native) NATIVE=1 ;;
-		--domain | --email | --workers | --dir)
+		--domain | --email | --workers | --dir | --api-port | --database-url)
 			[[ $# -ge 2 ]] || die "$1 needs a value"
 			case $1 in
 			--domain) DOMAIN=${2,,} ;;
 			--email) EMAIL=$2 ;;
 			--workers) WORKERS=$2 ;;
 			--dir) DIR=${2%/} ;;
+			--api-port) API_PORT=$2 ;;
+			--database-url) DATABASE_URL=$2 ;;
 			esac
 			shift
 			;;
+		--behind-proxy) BEHIND_PROXY=1 ;;
 		--dry-run) DRY_RUN=1 ;;
 		--yes | -y) YES=1 ;;
 		-h | --help)
@@ -68,6 +81,17 @@ parse_args() {
 		shift
 	done
 	[[ $DIR =~ ^/[A-Za-z0-9._/-]+$ ]] || die "--dir must be an absolute path of plain characters"
+	if [[ -n $API_PORT ]]; then
+		[[ $API_PORT =~ ^[0-9]{1,5}$ ]] || die "--api-port must be a port number from 1024 to 65535"
+		API_PORT=$((10#$API_PORT))
+		((API_PORT >= 1024 && API_PORT <= 65535)) || die "--api-port must be a port number from 1024 to 65535"
+	fi
+	if [[ -n $DATABASE_URL ]]; then
+		[[ $NATIVE -eq 1 ]] || die "--database-url is for --native installs (a Docker install runs its own PostgreSQL)"
+		# Written into .env and a systemd EnvironmentFile: no spaces, quotes or backslashes.
+		[[ $DATABASE_URL =~ ^postgres(ql)?://[^[:space:]\'\"\\]+$ ]] ||
+			die "--database-url must look like postgresql://user:password@host:5432/database"
+	fi
 }
 
 # Values not given on the command line come from an existing .env, then from a question.
@@ -82,17 +106,47 @@ settle_values() {
 		fi
 		[[ -n $EMAIL ]] || EMAIL=$(env_get "$env_file" SPONSORBOT_ACME_EMAIL)
 		[[ -n $WORKERS ]] || WORKERS=$(env_get "$env_file" SPONSORBOT_WORKERS)
+		if [[ -z $API_PORT ]]; then
+			API_PORT=$(env_get "$env_file" "$(port_key)")
+		fi
+		[[ $(env_get "$env_file" BEHIND_PROXY) == yes ]] && BEHIND_PROXY=1
 	fi
+	API_PORT=${API_PORT:-8080}
 	[[ -n $DOMAIN ]] || DOMAIN=$(ask "The panel's domain name (its DNS must point here)" --domain)
-	[[ -n $EMAIL ]] || EMAIL=$(ask "Your email for Let's Encrypt" --email)
+	# Behind another web server, Let's Encrypt is that server's business.
+	[[ -n $EMAIL || $BEHIND_PROXY -eq 1 ]] || EMAIL=$(ask "Your email for Let's Encrypt" --email)
 	WORKERS=${WORKERS:-2}
 	DOMAIN=${DOMAIN,,}
 	local label='[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?'
 	[[ $DOMAIN =~ ^($label\.)*$label$ ]] || die "--domain is not a host name: $DOMAIN"
-	[[ $EMAIL =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$ ]] || die "--email is not an email address: $EMAIL"
+	[[ -z $EMAIL && $BEHIND_PROXY -eq 1 ]] ||
+		[[ $EMAIL =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$ ]] || die "--email is not an email address: $EMAIL"
 	[[ $WORKERS =~ ^[0-9]{1,2}$ ]] || die "--workers must be 1 to 32"
 	WORKERS=$((10#$WORKERS))
 	((WORKERS >= 1 && WORKERS <= 32)) || die "--workers must be 1 to 32"
+}
+
+# The .env key that holds the api's port: compose.yaml publishes SPONSORBOT_API_PORT; the
+# native units read SPONSORBOT_PORT.
+port_key() {
+	if [[ $NATIVE -eq 1 ]]; then echo SPONSORBOT_PORT; else echo SPONSORBOT_API_PORT; fi
+}
+
+# Sponsorbot never removes or overwrites what it did not make: --dir must be new, empty, this
+# release itself, or an installation (it holds a Sponsorbot tree).
+check_dir() {
+	local dir=$ROOT$DIR
+	if [[ ! -e $dir ]]; then
+		say "ok   $DIR: new"
+	elif [[ ! -d $dir ]]; then
+		die "$DIR is a file, not a directory: choose another --dir"
+	elif [[ $SRC -ef $dir || -n $(tree_version "$dir") ]]; then
+		say "ok   $DIR: a Sponsorbot installation (a re-run)"
+	elif [[ -n $(find "$dir" -mindepth 1 -maxdepth 1 ! -name .env ! -name backups -print -quit) ]]; then
+		die "$DIR holds files that are not Sponsorbot's: install into a new or empty directory (--dir), Sponsorbot never overwrites what it did not make"
+	else
+		say "ok   $DIR: empty, or only a .env and backups of Sponsorbot's"
+	fi
 }
 
 ask() {
@@ -151,9 +205,13 @@ check_port() {
 		if [[ $proc == caddy ]]; then
 			die "port $port is taken by this server's Caddy: the Docker install runs a Caddy of its own, which needs 80 and 443 (install with --native to add Sponsorbot's site to the Caddy you have, or stop it)"
 		fi
-		die "port $port is taken by ${proc:-another program}: Caddy needs 80 and 443 for HTTPS (stop that service, or put Sponsorbot behind it by hand)"
+		die "port $port is taken by ${proc:-another program}: Caddy needs 80 and 443 for HTTPS (stop that service, or install with --behind-proxy and let it forward to Sponsorbot)"
 	fi
-	accept_or_stop "port $port on this machine is taken by ${proc:-another program}; the api needs it (a Docker install can move it: SPONSORBOT_API_PORT in .env)"
+	if [[ -z $proc && $EUID -ne 0 ]]; then
+		warn "port $port is taken by a process this user cannot see (run the dry run with sudo to know which)"
+		return 0
+	fi
+	accept_or_stop "port $port on this machine is taken by ${proc:-another program}; the api needs it (choose another with --api-port)"
 }
 
 # The server's own addresses: the source of its default route (a routing-table lookup; nothing
@@ -220,7 +278,10 @@ check_docker() {
 
 check_native() {
 	local pkg
-	for pkg in postgresql caddy python3-venv; do
+	local -a wanted=(python3-venv)
+	if [[ -n $DATABASE_URL ]]; then wanted+=(postgresql-client); else wanted+=(postgresql); fi
+	[[ $BEHIND_PROXY -eq 1 ]] || wanted+=(caddy)
+	for pkg in "${wanted[@]}"; do
 		if package_installed "$pkg"; then
 			say "ok   package $pkg: installed"
 		else
@@ -231,6 +292,38 @@ check_native() {
 	if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 		die "Sponsorbot needs Python 3.11 or newer; this system's python3 is older"
 	fi
+	check_postgres_version
+}
+
+# The database Sponsorbot will use must be PostgreSQL 15 or newer: asked now when psql is here
+# (and the local server runs), else by a step right after psql is installed, before any other.
+check_postgres_version() {
+	if [[ -n $DATABASE_URL ]]; then
+		if command -v psql >/dev/null 2>&1; then
+			postgres_version_ok external
+		else
+			say "--   database: psql is not installed yet; its version is checked right after it is"
+		fi
+	elif systemctl is-active --quiet postgresql 2>/dev/null && command -v psql >/dev/null 2>&1; then
+		[[ $EUID -eq 0 ]] && postgres_version_ok local
+	fi
+	return 0
+}
+
+# postgres_version_ok external|local: die unless the server is PostgreSQL 15 or newer.
+postgres_version_ok() {
+	local number
+	if [[ $1 == external ]]; then
+		number=$(PGCONNECT_TIMEOUT=10 psql "$DATABASE_URL" -X -q -t -A -c 'SHOW server_version_num' 2>&1) ||
+			die "the database at --database-url does not answer: ${number//$'\n'/ }"
+	else
+		number=$(runuser -u postgres -- psql -X -q -t -A -c 'SHOW server_version_num' 2>&1) ||
+			die "the local PostgreSQL does not answer: ${number//$'\n'/ }"
+	fi
+	[[ $number =~ ^[0-9]+$ ]] || die "could not read the PostgreSQL version: $number"
+	((number >= 150000)) ||
+		die "the $1 PostgreSQL is version $((number / 10000)): Sponsorbot needs 15 or newer"
+	say "ok   database: the $1 PostgreSQL is version $((number / 10000))"
 }
 
 warn_firewall() {
@@ -256,8 +349,10 @@ docker_env() {
 COMPOSE_PROJECT_NAME=sponsorbot
 SPONSORBOT_DOMAIN=$DOMAIN
 SPONSORBOT_PANEL_URL=https://$DOMAIN
-SPONSORBOT_ACME_EMAIL=$EMAIL
+SPONSORBOT_ACME_EMAIL=${EMAIL:-none@$DOMAIN}
 SPONSORBOT_WORKERS=$WORKERS
+SPONSORBOT_API_PORT=$API_PORT
+$(proxy_env)
 POSTGRES_PASSWORD=$(new_secret 24)
 SPONSORBOT_SECRET_KEY=$(new_secret 32)
 # /metrics answers a scraper that sends "Authorization: Bearer <this>" (from the host, requests
@@ -272,21 +367,30 @@ native_env() {
 # this file private (mode 600): it holds the database password and the key that encrypts the
 # bots' tokens. Keep a copy of SPONSORBOT_SECRET_KEY apart from the backups: without it a
 # backup's tokens cannot be read. More settings: .env.example.
-SPONSORBOT_DATABASE_URL=postgresql://sponsorbot:$(new_secret 24)@127.0.0.1:5432/sponsorbot
+SPONSORBOT_DATABASE_URL=${DATABASE_URL:-postgresql://sponsorbot:$(new_secret 24)@127.0.0.1:5432/sponsorbot}
 SPONSORBOT_SECRET_KEY=$(new_secret 32)
 SPONSORBOT_PUBLIC_URL=https://$DOMAIN
 SPONSORBOT_PANEL_URL=https://$DOMAIN
 SPONSORBOT_HOST=127.0.0.1
-SPONSORBOT_PORT=8080
+SPONSORBOT_PORT=$API_PORT
 SPONSORBOT_DATA_DIR=$DATA_DIR
-# Caddy runs on this machine: its X-Forwarded-For (the visitor's address) is believed.
+# The web server in front runs on this machine: its X-Forwarded-For (the visitor's address)
+# is believed, nobody else's.
 SPONSORBOT_TRUSTED_PROXIES=127.0.0.1/32,::1/128
 SPONSORBOT_ACME_EMAIL=$EMAIL
+$(proxy_env)
 SPONSORBOT_WORKERS=$WORKERS
 # /metrics answers a scraper that sends "Authorization: Bearer <this>", on this machine too: the
 # api believes 127.0.0.1 to be Caddy (above), so a request from loopback counts as proxied.
 SPONSORBOT_METRICS_TOKEN=$(new_secret 24)
 EOF
+}
+
+# BEHIND_PROXY=yes in .env: the install has no Caddy of its own (update.sh reads it too).
+proxy_env() {
+	if [[ $BEHIND_PROXY -eq 1 ]]; then
+		printf '%s\n' "# No Caddy: the web server this machine runs forwards to the api (install.sh --behind-proxy)." "BEHIND_PROXY=yes"
+	fi
 }
 
 # The .env: written new with fresh secrets, or kept with only the values given changed.
@@ -299,8 +403,11 @@ plan_env() {
 			write_file 600 "$env_file" "$content"$'\n'
 		return 0
 	fi
-	local -a pairs=("SPONSORBOT_ACME_EMAIL=$EMAIL" "SPONSORBOT_WORKERS=$WORKERS"
-		"SPONSORBOT_PANEL_URL=https://$DOMAIN")
+	local -a pairs=("SPONSORBOT_WORKERS=$WORKERS" "SPONSORBOT_PANEL_URL=https://$DOMAIN"
+		"$(port_key)=$API_PORT")
+	[[ -n $EMAIL ]] && pairs+=("SPONSORBOT_ACME_EMAIL=$EMAIL")
+	[[ -n $DATABASE_URL ]] && pairs+=("SPONSORBOT_DATABASE_URL=$DATABASE_URL")
+	[[ $BEHIND_PROXY -eq 1 ]] && pairs+=("BEHIND_PROXY=yes")
 	if [[ $NATIVE -eq 1 ]]; then
 		pairs+=("SPONSORBOT_PUBLIC_URL=https://$DOMAIN")
 	else
@@ -310,7 +417,10 @@ plan_env() {
 		value=${key#*=}
 		key=${key%%=*}
 		if [[ $(env_get "$env_file" "$key") != "$value" ]]; then
-			step "set $key=$value in the existing $DIR/.env" env_set "$env_file" "$key" "$value"
+			# A database URL holds a password: the plan names the key only.
+			local shown="$key=$value"
+			[[ $key == SPONSORBOT_DATABASE_URL ]] && shown="$key (the --database-url given)"
+			step "set $shown in the existing $DIR/.env" env_set "$env_file" "$key" "$value"
 		fi
 	done
 	say "ok   $DIR/.env exists: kept, with its secrets"
@@ -351,7 +461,6 @@ allow_web_in_ufw() {
 }
 
 plan_docker() {
-	local port
 	plan_packages
 	if [[ $DOCKER_DAEMON -eq 0 ]]; then
 		step "enable and start the Docker daemon" systemctl enable --now docker
@@ -360,13 +469,62 @@ plan_docker() {
 	step "create $DIR/backups for the backups (owned by the image's user, uid $IMAGE_UID)" \
 		install -d -m 0700 -o "$IMAGE_UID" -g "$IMAGE_UID" "$ROOT$DIR/backups"
 	plan_env
-	plan_ufw
-	step "build the image and start db, migrate, api, $WORKERS worker(s) and caddy (docker compose up -d --build)" \
-		compose up -d --build --scale "worker=$WORKERS"
-	port=$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT)
-	step "wait until the api answers on 127.0.0.1:${port:-8080}/healthz" wait_healthy "${port:-8080}" 180
+	if [[ $BEHIND_PROXY -eq 1 ]]; then
+		step "write the nginx block for your web server to $DIR/nginx-sponsorbot.conf" write_nginx_example
+		step "build the image and start db, migrate, api and $WORKERS worker(s), no Caddy (docker compose up -d --build)" \
+			compose up -d --build --scale "worker=$WORKERS" db migrate api worker
+	else
+		plan_ufw
+		step "build the image and start db, migrate, api, $WORKERS worker(s) and caddy (docker compose up -d --build)" \
+			compose up -d --build --scale "worker=$WORKERS"
+	fi
+	step "wait until the api answers on 127.0.0.1:$API_PORT/healthz" wait_healthy "$API_PORT" 180
+	step "record that Sponsorbot $(tree_version "$SRC") runs ($DIR/$VERSION_FILE)" \
+		record_version "$ROOT$DIR" "$(tree_version "$SRC")"
 	step "print a one-time setup code for the panel (sponsorbot setup-code)" \
 		print_setup_code compose exec -T api sponsorbot setup-code
+}
+
+# nginx_site DOMAIN PORT: the server block a web server in front of the api needs; the guide
+# (01-install, "Installing beside nginx or Apache") shows the same, and Apache's equivalent.
+nginx_site() {
+	cat <<EOF
+server {
+    listen 443 ssl;
+    listen [::]:443 ssl;
+    server_name $1;
+    ssl_certificate     /etc/letsencrypt/live/$1/fullchain.pem;
+    ssl_certificate_key /etc/letsencrypt/live/$1/privkey.pem;
+
+    client_max_body_size 51m;
+    access_log off;
+
+    location / {
+        proxy_pass http://127.0.0.1:$2;
+        proxy_set_header Host \$host;
+        proxy_set_header X-Forwarded-For \$remote_addr;
+        proxy_set_header X-Forwarded-Proto \$scheme;
+        proxy_read_timeout 120s;
+    }
+}
+EOF
+}
+
+# The example block is kept beside the installation, then printed with where it goes.
+write_nginx_example() {
+	write_file 644 "$ROOT$DIR/nginx-sponsorbot.conf" "$(nginx_site "$DOMAIN" "$API_PORT")"$'\n'
+}
+
+print_proxy_block() {
+	[[ $BEHIND_PROXY -eq 1 ]] || return 0
+	say ""
+	say "Your web server forwards https://$DOMAIN to the api on 127.0.0.1:$API_PORT. For nginx,"
+	say "this block (kept in $DIR/nginx-sponsorbot.conf) goes in /etc/nginx/sites-available/sponsorbot,"
+	say "linked into sites-enabled/; set the certificate lines, then: nginx -t && systemctl reload nginx"
+	say "(Apache: the guide's 01-install, \"Installing beside nginx or Apache\")"
+	say ""
+	nginx_site "$DOMAIN" "$API_PORT"
+	say ""
 }
 
 # The main Caddyfile of the native install: the global options, and an import of our site.
@@ -385,8 +543,8 @@ EOF
 # someone wrote is kept and only gains the import line (and then no email option).
 plan_caddy() {
 	local main="$ROOT/etc/caddy/Caddyfile" stock current
-	step "write /etc/caddy/sponsorbot.caddy (https://$DOMAIN to 127.0.0.1:8080)" \
-		write_file 644 "$ROOT/etc/caddy/sponsorbot.caddy" "$(caddy_site "$DOMAIN" 127.0.0.1:8080 <"$SRC/deploy/Caddyfile")"$'\n'
+	step "write /etc/caddy/sponsorbot.caddy (https://$DOMAIN to 127.0.0.1:$API_PORT)" \
+		write_file 644 "$ROOT/etc/caddy/sponsorbot.caddy" "$(caddy_site "$DOMAIN" "127.0.0.1:$API_PORT" <"$SRC/deploy/Caddyfile")"$'\n'
 	stock=$(dpkg-query -W -f='${Conffiles}' caddy 2>/dev/null | awk '$1 == "/etc/caddy/Caddyfile" { print $2 }' || true)
 	current=""
 	if [[ -e $main ]]; then current=$(md5sum <"$main" | cut -d' ' -f1); fi
@@ -462,6 +620,10 @@ plan_native() {
 	local version extra
 	version=$(tree_version "$SRC")
 	plan_packages
+	if [[ -n $DATABASE_URL ]] && ! command -v psql >/dev/null 2>&1; then
+		step "check that the database at --database-url answers and is PostgreSQL 15 or newer" \
+			postgres_version_ok external
+	fi
 	if getent passwd sponsorbot >/dev/null; then
 		say "ok   user sponsorbot: exists"
 	else
@@ -479,27 +641,43 @@ plan_native() {
 	fi
 	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip; owned by root)" \
 		install_venv "$ROOT$DIR/venv"
-	step "enable and start PostgreSQL" systemctl enable --now postgresql
-	step "PostgreSQL: the role sponsorbot (made if missing; its password set to the one in .env) and the database sponsorbot (made if missing)" \
-		setup_database
+	if [[ -z $DATABASE_URL ]]; then
+		step "enable and start PostgreSQL" systemctl enable --now postgresql
+		step "check that the local PostgreSQL is version 15 or newer" postgres_version_ok local
+		step "PostgreSQL: the role sponsorbot (made if missing; its password set to the one in .env) and the database sponsorbot (made if missing)" \
+			setup_database
+	fi
 	step "install the units sponsorbot-api.service and sponsorbot-worker@.service into /etc/systemd/system" \
 		write_units "$SRC"
-	plan_caddy
-	plan_ufw
+	if [[ $BEHIND_PROXY -eq 1 ]]; then
+		step "write the nginx block for your web server to $DIR/nginx-sponsorbot.conf" write_nginx_example
+	else
+		plan_caddy
+		plan_ufw
+	fi
 	step "apply the database migrations (sponsorbot migrate, as the user sponsorbot)" run_as_sponsorbot migrate
 	extra=$(enabled_workers | awk -v n="$WORKERS" '$1 > n' | tr '\n' ' ')
 	step "enable and (re)start sponsorbot-api and sponsorbot-worker@1..$WORKERS${extra:+; stop and disable workers $extra}" \
 		start_services
-	step "wait until the api answers on 127.0.0.1:8080/healthz" wait_healthy 8080 90
+	step "wait until the api answers on 127.0.0.1:$API_PORT/healthz" wait_healthy "$API_PORT" 90
+	step "record that Sponsorbot $version runs ($DIR/$VERSION_FILE)" record_version "$ROOT$DIR" "$version"
 	step "print a one-time setup code for the panel (sponsorbot setup-code)" \
 		print_setup_code run_as_sponsorbot setup-code
 }
 
-# The code is shown once; a workspace that already has an owner gets none (a re-run).
+# The code is shown once; a workspace that already has an owner gets none (a re-run). Any other
+# failure is shown as the command said it.
 print_setup_code() {
-	if ! "$@"; then
+	local out
+	if out=$("$@" 2>&1); then
+		say "$out"
+	elif grep -qi "already has an owner" <<<"$out"; then
 		say "(no setup code: the workspace already has an owner; sign in at https://$DOMAIN/signin)"
+	else
+		warn "no setup code: ${out//$'\n'/ }"
+		say "(make one later with: sponsorbot setup-code, as the guide's 01-install shows)"
 	fi
+	print_proxy_block
 	say ""
 	say "Sponsorbot runs at https://$DOMAIN/ : open https://$DOMAIN/setup and enter the code."
 	say "update.sh backs up before each update. Keep a copy of $DIR/.env somewhere else: its"
@@ -513,18 +691,21 @@ main() {
 	say "Sponsorbot $(tree_version "$SRC") installer ($mode), into $DIR"
 	check_root
 	check_os
+	check_dir
 	settle_values
-	check_port 80 caddy docker-proxy
-	check_port 443 caddy docker-proxy
+	if [[ $BEHIND_PROXY -eq 0 ]]; then
+		check_port 80 caddy docker-proxy
+		check_port 443 caddy docker-proxy
+	fi
 	if [[ $NATIVE -eq 1 ]]; then
-		check_port 8080 sponsorbot python3 python
+		check_port "$API_PORT" sponsorbot python3 python
 		check_native
 	else
-		check_port "$(env_get "$ROOT$DIR/.env" SPONSORBOT_API_PORT | grep . || echo 8080)" docker-proxy
+		check_port "$API_PORT" docker-proxy
 		check_docker
 	fi
 	check_dns
-	warn_firewall
+	[[ $BEHIND_PROXY -eq 1 ]] || warn_firewall
 	if [[ $NATIVE -eq 1 ]]; then plan_native; else plan_docker; fi
 	print_plan
 	confirm_plan

@@ -232,8 +232,9 @@ plan_docker() {
 		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and backups kept)" unpack_release
 	fi
 	if [[ $PULL -eq 1 ]]; then
-		step "pull newer PostgreSQL and Caddy images, if any (docker compose pull db caddy)" \
-			compose pull db caddy
+		# shellcheck disable=SC2046 # one word per service
+		step "pull newer PostgreSQL$(caddy_word " and Caddy") images, if any (docker compose pull db$(caddy_word " caddy"))" \
+			compose pull db $(caddy_word caddy)
 		step "build the new image on the newest Python base image (docker compose build --pull)" \
 			compose build --pull
 	else
@@ -245,10 +246,12 @@ plan_docker() {
 	step "replace the $workers worker container(s) one at a time: stop one, start one on the new image, wait until it runs" \
 		replace_workers "$workers"
 	if [[ $PULL -eq 1 ]]; then
-		step "move PostgreSQL and Caddy to the images pulled, where they are newer (a few seconds without the database: the api and workers reconnect), then wait for /healthz" \
+		step "move PostgreSQL$(caddy_word " and Caddy") to the images pulled, where they are newer (a few seconds without the database: the api and workers reconnect), then wait for /healthz" \
 			refresh_db_caddy
 	fi
-	if release_changes deploy/Caddyfile || release_changes deploy/Caddyfile.docker; then
+	if behind_proxy; then
+		say "--   no Caddy: this installation is behind your own web server (BEHIND_PROXY=yes in .env)"
+	elif release_changes deploy/Caddyfile || release_changes deploy/Caddyfile.docker; then
 		step "recreate Caddy: its configuration changed (a second without HTTPS)" \
 			compose up -d --no-deps --force-recreate caddy
 	fi
@@ -264,9 +267,20 @@ keep_previous_docker() {
 
 # Compose recreates a container only when its image changed: the quiet point for the database
 # is the end of the update, with every process on the new code.
+# Installed with --behind-proxy: no Caddy container.
+behind_proxy() {
+	[[ $(env_get "$ROOT$DIR/.env" BEHIND_PROXY) == yes ]]
+}
+
+# caddy_word WORDS: WORDS, unless there is no Caddy.
+caddy_word() {
+	behind_proxy || printf '%s' "$1"
+}
+
 refresh_db_caddy() {
 	local port waited=0
-	compose up -d --no-deps db caddy
+	# shellcheck disable=SC2046 # one word per service
+	compose up -d --no-deps db $(caddy_word caddy)
 	until compose exec -T db pg_isready --host=127.0.0.1 --username=sponsorbot --dbname=sponsorbot >/dev/null 2>&1; do
 		((waited >= 120)) && die "PostgreSQL does not answer 120s after moving it to the new image: docker compose logs db"
 		sleep 2

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from sponsorbot.cli import app
 from sponsorbot.demo.runner import MARKER, STATE_FILE, DemoError, claim_dir
-from tests.kit import free_port
+from tests.processes import free_port
 
 
 def test_a_new_directory_is_made_and_marked(tmp_path: Path) -> None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.unit.test_shipping_scripts import fake_programs, installed_tree, run_cmd
+from tests.unit.test_shipping_scripts import REPO, fake_programs, installed_tree, run_cmd
 from tests.unit.test_shipping_steps import NEEDS_ROOT, serving_healthz
-from tests.unit.test_shipping_update import REPO, make_release
+from tests.unit.test_shipping_update import make_release
 
 pytestmark = NEEDS_ROOT
 
@@ -70,7 +71,7 @@ class Install:
 
 
 @pytest.fixture
-def install(tmp_path: Path) -> Install:
+def install(tmp_path: Path) -> Iterator[Install]:
     with serving_healthz(tmp_path / "api") as port:
         yield Install(tmp_path, port)
 
@@ -128,6 +129,18 @@ def test_an_update_pulls_newer_images_unless_told_not_to(install: Install) -> No
     calls = install.calls()
     assert "compose build" in calls
     assert not any("pull" in c for c in calls)
+
+
+def test_an_install_behind_a_proxy_never_starts_a_caddy(install: Install) -> None:
+    env = install.home / ".env"
+    env.write_text(env.read_text() + "BEHIND_PROXY=yes\n")
+    files = {"deploy/Caddyfile": b"a changed site\n"}
+    release = make_release(install.root / "download", "0.2.0", files)
+    code, out = install.update("--release", str(release))
+    assert code == 0, out
+    calls = install.calls()
+    assert "compose pull db" in calls and "compose up -d --no-deps db" in calls
+    assert not any("caddy" in c for c in calls)
 
 
 def test_rollback_swaps_code_and_image_and_keeps_the_database_when_no_migration_was_added(
