@@ -4,11 +4,11 @@ Refused, before anything changes: a file that is not our backup, a backup of a n
 than this version knows, a database that Sponsorbot processes are using, and one that already
 holds bots or users unless --force, and, even with --force, one that holds tables another
 application made: the restore empties the public schema, and Sponsorbot never drops what it did
-not make. The tools are chosen and
-the dump extracted and checked first; then the public schema is emptied and the dump restored in
-one transaction, so a failure anywhere leaves the database as it was. The migrations then bring
-an older backup up to date. A secret key here that cannot open the backup's tokens is a warning,
-not a failure: the data is back, and the key may follow.
+not make. The tools are chosen and the dump extracted and checked first; then the public schema
+is emptied and the dump restored in one transaction, so a failure anywhere leaves the database
+as it was. The migrations then bring an older backup up to date, and the old server's leases
+are dropped, so the jobs start at once. A secret key here that cannot open the backup's tokens
+is a warning, not a failure: the data is back, and the key may follow.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ CREATE SCHEMA public;
 GRANT USAGE ON SCHEMA public TO PUBLIC;
 """
 _NOTHING_CHANGED = "nothing was changed: the database holds what it held before"
+# The leases the old server's processes held (the janitor's, the hourly jobs'): on a restored
+# database they would keep the new server's jobs waiting until they expired, up to an hour.
+FORGET_LEASES = "DELETE FROM leases"
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ async def restore(settings: Settings, path: Path, force: bool, say: Say) -> None
         conn = await db.connect("restore-migrate")
         try:
             applied = await apply_migrations(conn)
+            await conn.execute(FORGET_LEASES)
             now = await occupants(conn)
             warning = await key_warning(conn, settings)
         except MigrationError as exc:
