@@ -578,7 +578,7 @@ reload_caddy() {
 }
 
 install_venv() {
-	"$1/bin/pip" install --quiet --upgrade "$ROOT$DIR"
+	pip_install_release "$1" "$ROOT$DIR"
 	own_by_root "$1"
 }
 
@@ -639,7 +639,7 @@ plan_native() {
 	if [[ ! -x $ROOT$DIR/venv/bin/python ]]; then
 		step "create the virtual environment $DIR/venv" python3 -m venv "$ROOT$DIR/venv"
 	fi
-	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip; owned by root)" \
+	step "install Sponsorbot $version and its dependencies into $DIR/venv (pip, from $(pip_source "$SRC"); owned by root)" \
 		install_venv "$ROOT$DIR/venv"
 	if [[ -z $DATABASE_URL ]]; then
 		step "enable and start PostgreSQL" systemctl enable --now postgresql

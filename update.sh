@@ -372,7 +372,7 @@ build_venv() {
 	local venv=$ROOT$DIR/venv
 	rm -rf "$venv.new"
 	python3 -m venv --prompt venv "$venv.new"
-	"$venv.new/bin/pip" install --quiet "$ROOT$DIR"
+	pip_install_release "$venv.new" "$ROOT$DIR"
 	repoint_scripts "$venv.new" "$venv"
 	own_by_root "$venv.new"
 }

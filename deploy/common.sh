@@ -212,12 +212,13 @@ release_entries() {
 }
 
 # copy_release FROM TO: put a release's files into the install directory. The Python package
-# is replaced whole (a module dropped by the release must not linger in the next build); other
-# files are overwritten in place, so files bind-mounted into containers keep their inode. The
-# owner's files (.env, backups, the venv) are never touched. Root's tar would keep the owners
-# the files had where the release was unpacked (often uid 1000): whoever that is could then
-# change what root runs later, so they become root's. FROM may be TO (install.sh run from the
-# install directory): then only the owners change.
+# and the wheels are replaced whole (a module dropped by the release must not linger in the next
+# build, nor an old wheel beside the new); other files are overwritten in place, so files
+# bind-mounted into containers keep their inode. The owner's files (.env, backups, the venv)
+# are never touched. Root's tar would keep the owners the files had where the release was
+# unpacked (often uid 1000): whoever that is could then change what root runs later, so they
+# become root's. FROM may be TO (install.sh run from the install directory): then only the
+# owners change.
 copy_release() {
 	local from=$1 to=$2 name
 	local -a copied=() excluded=()
@@ -226,7 +227,7 @@ copy_release() {
 		to=$from
 	else
 		for name in "${RELEASE_KEPT[@]}"; do excluded+=("--exclude=./$name"); done
-		rm -rf "$to/src"
+		rm -rf "$to/src" "$to/wheels"
 		tar -C "$from" "${excluded[@]}" -cf - . |
 			tar -C "$to" --overwrite --no-same-owner --no-same-permissions -xf -
 	fi
@@ -235,6 +236,28 @@ copy_release() {
 	if [[ $EUID -eq 0 ]]; then chown root:root "$to"; fi
 	chmod go-w "$to"
 	own_by_root "${copied[@]}"
+}
+
+# pip_install_release VENV TREE: Sponsorbot into VENV from a release tree: from the release's
+# own wheels and lock when it has them (no package index, every file's hash checked), else
+# from PyPI.
+pip_install_release() {
+	local venv=$1 tree=$2
+	if [[ -f $tree/requirements.lock && -d $tree/wheels ]]; then
+		PIP_CONFIG_FILE=/dev/null "$venv/bin/pip" install --quiet --no-index \
+			--find-links "$tree/wheels" --require-hashes -r "$tree/requirements.lock"
+	else
+		"$venv/bin/pip" install --quiet --upgrade "$tree"
+	fi
+}
+
+# Where pip takes Sponsorbot from, for the plans.
+pip_source() {
+	if [[ -f $1/requirements.lock && -d $1/wheels ]]; then
+		printf "the release's wheels, hashes checked; no package index"
+	else
+		printf 'the package index'
+	fi
 }
 
 # run_as_sponsorbot ARGS: a `sponsorbot` command with the services' user and settings, from the
