@@ -16,11 +16,18 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src
 RUN python -m venv /opt/sponsorbot/venv
-# The dependencies first, from pyproject.toml and the version alone: a change to the code
-# then rebuilds from the next layer on, without downloading them again.
-COPY pyproject.toml README.md ./
-COPY src/sponsorbot/__init__.py src/sponsorbot/__init__.py
-RUN /opt/sponsorbot/venv/bin/pip install .
+# The dependencies first, from pyproject.toml alone: a placeholder package (version 0, an
+# empty readme) is installed with them and removed again. Every release changes the version
+# and most change the README, so a layer that copied them would download every dependency
+# again on each update; this one is rebuilt only when pyproject.toml changes.
+COPY pyproject.toml ./
+RUN mkdir -p src/sponsorbot \
+    && printf '__version__ = "0"\n' >src/sponsorbot/__init__.py \
+    && touch README.md \
+    && /opt/sponsorbot/venv/bin/pip install . \
+    && /opt/sponsorbot/venv/bin/pip uninstall --yes sponsorbot \
+    && rm -rf src README.md
+COPY README.md ./
 COPY src ./src
 RUN /opt/sponsorbot/venv/bin/pip wheel --no-deps --wheel-dir /dist . \
     && /opt/sponsorbot/venv/bin/pip install --no-deps --force-reinstall /dist/sponsorbot-*.whl

@@ -192,6 +192,27 @@ class ComposeInstall:
         assert command is not None
         return run([*command, *build_args(), *args], timeout=timeout, cwd=self.directory)
 
+    def update(self, *args: str, bin_dir: Path, timeout: float = 420) -> str:
+        """The install's own update.sh with ARGS (and --yes), `docker` being podman (the shim
+        docker-shim.sh, whose comment says where it does what podman-compose does not);
+        returns what it printed."""
+        bin_dir.mkdir(exist_ok=True)
+        if not (bin_dir / "docker").exists():
+            (bin_dir / "docker").symlink_to(HERE / "docker-shim.sh")
+        command = _compose_command()
+        assert command is not None
+        env = {
+            **podman_environ(),
+            "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}",
+            "PODMAN_COMPOSE": command[0],
+            "PODMAN_BUILD_ARGS": build_args()[0].split("=", 1)[1],
+            "SPONSORBOT_SETTLE_SECONDS": "2",
+        }
+        script = str(self.directory / "update.sh")
+        command = [script, "--yes", "--dir", str(self.directory), *args]
+        result = run(command, timeout=timeout, cwd=self.directory, env=env)
+        return result.stdout + result.stderr
+
     def name(self, service: str, number: int = 1) -> str:
         """The container podman-compose names for a service's NUMBERth copy."""
         return f"{self.project}_{service}_{number}"
@@ -243,6 +264,10 @@ class ComposeInstall:
         if volumes:
             podman("volume", "rm", "-f", *volumes, check=False)
         podman("network", "rm", "-f", f"{self.project}_sponsorbot", check=False)
+        # The image update.sh kept, and the builds' superseded images; sponsorbot:local and the
+        # layers under it stay, so that the next run builds from cache.
+        podman("rmi", "sponsorbot:previous", check=False)
+        podman("image", "prune", "-f", timeout=120, check=False)
 
 
 def wait_until(ok: Callable[[], bool], timeout: float, why: Callable[[], str]) -> None:

@@ -18,6 +18,7 @@ import ssl
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -170,21 +171,32 @@ def test_caddy_serves_the_api_over_https_with_its_own_authority(stack: Stack) ->
     assert str(stack.install.api_port) in ports and ":5432" not in ports
 
 
-async def test_webhook_updates_through_caddy_are_answered_and_two_workers_share_the_bots(
-    stack: Stack,
-) -> None:
+@pytest.fixture(scope="module")
+async def bots(stack: Stack) -> list[dict[str, Any]]:
+    """Two simulated bots, connected in webhook mode through the owner API (through Caddy)."""
     install = stack.install
     token = install.exec(install.name("api"), "sponsorbot", "token", "create", "--name", "docker")
     owner = {"Authorization": f"Bearer {token.split()[-1]}"}
     async with SimulatorClient(stack.sim_url) as sim:
-        bots = [await sim.create_bot(f"docker_{n}_bot") for n in (1, 2)]
-        with stack.https() as client:
-            for bot in bots:
-                added = client.post(
-                    "/api/v1/bots", json={"token": bot["token"], "mode": "webhook"}, headers=owner
-                )
-                assert added.status_code == 201, added.text
+        made = [await sim.create_bot(f"docker_{n}_bot") for n in (1, 2)]
+    with stack.https() as client:
+        for bot in made:
+            added = client.post(
+                "/api/v1/bots", json={"token": bot["token"], "mode": "webhook"}, headers=owner
+            )
+            assert added.status_code == 201, added.text
+    return made
+
+
+async def _answered(stack: Stack, bots: list[dict[str, Any]]) -> None:
+    """A new person sends /start to each bot; each answers within 30 s."""
+    async with SimulatorClient(stack.sim_url) as sim:
         person = await sim.create_user("Dana")
+        async with httpx.AsyncClient(timeout=10) as plain:
+            for bot in bots:
+                info = await plain.get(sim.api_url(bot["token"], "getWebhookInfo"))
+                hook = info.json()["result"]
+                assert hook["url"].startswith(f"{stack.install.url}/tg/"), hook
         for bot in bots:
             await sim.send_text(person["id"], bot["username"], "/start")
         answered: dict[str, list[str]] = {}
@@ -193,17 +205,68 @@ async def test_webhook_updates_through_caddy_are_answered_and_two_workers_share_
                 chat = await sim.read_chat(person["id"], bot["username"])
                 answered[bot["username"]] = [m.get("text", "") for m in chat if m["from"] == "bot"]
             if all(answered.values()):
-                break
+                return
             await asyncio.sleep(0.5)
-        assert all(answered.values()), (answered, said(stack.sim))
+    raise AssertionError((answered, said(stack.sim)))
 
-    # Each worker holds the sender of one bot: the work is shared, not held by one of them.
-    # (A worker's lease owner starts with its host name, the container's short id.)
-    hosts = {str(c["Id"])[:12] for c in install.containers("worker")}
+
+def _workers_share(install: ComposeInstall) -> None:
+    """Each running worker holds the sender of one bot (its lease owner starts with its host
+    name, the container's short id): the work is shared, not held by one of them."""
+    hosts = {str(c["Id"])[:12] for c in install.containers("worker") if c["State"] == "running"}
     senders = "SELECT owner FROM leases WHERE name LIKE 'send:%' AND expires_at > now()"
 
     def shared() -> bool:
         owners = install.psql(senders)
-        return len(owners) == 2 and {o.split(":")[0] for o in owners} == hosts
+        return len(hosts) == 2 and {o.split(":")[0] for o in owners} == hosts
 
-    wait_until(shared, 40, lambda: f"senders {install.psql(senders)}, workers {hosts}")
+    wait_until(shared, 60, lambda: f"senders {install.psql(senders)}, workers {hosts}")
+
+
+async def test_webhook_updates_through_caddy_are_answered_and_two_workers_share_the_bots(
+    stack: Stack, bots: list[dict[str, Any]]
+) -> None:
+    await _answered(stack, bots)
+    _workers_share(stack.install)
+
+
+def _image_id(name: str) -> str:
+    return podman("image", "inspect", "--format", "{{.Id}}", name).stdout.strip()
+
+
+def _running_version(stack: Stack) -> str:
+    with stack.https() as client:
+        version: str = client.get("/healthz").json()["version"]
+    return version
+
+
+async def test_update_sh_moves_the_install_to_a_new_build_and_back(
+    stack: Stack, bots: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    install = stack.install
+    old = _running_version(stack)
+    old_image = _image_id("sponsorbot:local")
+    old_workers = {str(c["Id"]) for c in install.containers("worker")}
+    new = f"{old}.1"
+    release = make_release(install.directory.parent / "repo", new)
+    bin_dir = tmp_path / "bin"
+
+    # Stand-ins cannot be pulled: the build uses the images this machine has.
+    out = install.update("--release", str(release), "--no-pull", bin_dir=bin_dir)
+    assert f"updated: Sponsorbot {new} runs" in out, out[-4000:]
+    assert _running_version(stack) == new
+    assert (install.directory / ".installed-version").read_text().strip() == new
+    assert _image_id("sponsorbot:previous") == old_image != _image_id("sponsorbot:local")
+    running = {str(c["Id"]) for c in install.containers("worker") if c["State"] == "running"}
+    assert len(running) == 2 and not running & old_workers, (running, old_workers)
+    backups = list((install.directory / "backups").glob(f"sponsorbot-{old}-before-update-*.tar"))
+    assert len(backups) == 1, out[-4000:]
+    await _answered(stack, bots)
+    _workers_share(install)
+
+    out = install.update("--rollback", bin_dir=bin_dir)
+    assert _running_version(stack) == old, out[-4000:]
+    assert (install.directory / ".installed-version").read_text().strip() == old
+    assert _image_id("sponsorbot:local") == old_image
+    await _answered(stack, bots)
+    _workers_share(install)
