@@ -692,6 +692,7 @@ main() {
 	check_root
 	check_os
 	check_dir
+	warn_unreadable_env "$ROOT$DIR/.env"
 	settle_values
 	if [[ $BEHIND_PROXY -eq 0 ]]; then
 		check_port 80 caddy docker-proxy

@@ -597,6 +597,7 @@ main() {
 		die "run it as root (sudo ./update.sh ...)"
 	fi
 	detect_mode
+	warn_unreadable_env "$ROOT$DIR/.env"
 	if [[ $MODE == docker ]] && ! have_compose; then
 		[[ $DRY_RUN -eq 1 ]] || die "neither 'docker compose' nor 'docker-compose' is installed"
 		warn "neither 'docker compose' nor 'docker-compose' is installed: the update needs one"

@@ -95,6 +95,15 @@ env_get() {
 	sed -n "s/^$2=//p" "$1" | tail -n 1 | sed -e 's/^"\(.*\)"$/\1/' -e "s/^'\(.*\)'$/\1/"
 }
 
+# warn_unreadable_env FILE: a dry run by a user who cannot read root's .env (mode 600) would
+# plan with empty values; say so instead of misleading.
+warn_unreadable_env() {
+	if [[ -e $1 && ! -r $1 ]]; then
+		warn "$1 cannot be read by this user: the values it holds (domain, workers, ports) are missing from the plan below; run the dry run with sudo to see the real one"
+	fi
+	return 0
+}
+
 # env_set FILE KEY VALUE: replace the key's line, or add it; the file keeps mode 600.
 env_set() {
 	local file=$1 key=$2 value=$3 tmp

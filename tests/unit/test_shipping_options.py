@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -301,3 +302,33 @@ def test_the_printed_nginx_block_forwards_what_the_api_needs(tmp_path: Path, ech
         not (prefix / "logs" / "access.log").exists()
         or os.path.getsize(prefix / "logs" / "access.log") == 0
     )
+
+
+# ---------------------------------------------------------------- a dry run without root
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the dry run as another user")
+@pytest.mark.skipif(shutil.which("runuser") is None, reason="runuser is not installed")
+def test_a_dry_run_that_cannot_read_the_env_says_so() -> None:
+    """As a user who cannot read root's .env, the plan is partial: it says so, not silently."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as where:
+        _dry_run_as_nobody(Path(where))
+
+
+def _dry_run_as_nobody(tmp_path: Path) -> None:
+    # Under /tmp itself: pytest's own temporary directories are closed to other users.
+    tmp_path.chmod(0o755)
+    root = tmp_path / "root"
+    home = root / "opt" / "sponsorbot"
+    home.mkdir(parents=True)
+    (home / ".env").write_text("SPONSORBOT_DOMAIN=localhost\nSPONSORBOT_WORKERS=3\n")
+    (home / ".env").chmod(0o600)
+    for part in (root, root / "opt", home):
+        part.chmod(0o755)
+    shims = fake_programs(tmp_path / "fake", ss="true")
+    (tmp_path / "fake").chmod(0o755)
+    command = [str(REPO / "install.sh"), *BASE]
+    env = {**shims, "SPONSORBOT_INSTALL_ROOT": str(root)}
+    result = run_cmd(["runuser", "-u", "nobody", "--", *command], env=env)
+    assert "cannot be read by this user" in result.stderr, result.stdout + result.stderr
+    assert "run the dry run with sudo" in result.stderr
