@@ -34,6 +34,8 @@ BUILD_MOUNTS = ("/etc/ssl/certs", "/etc/pip.conf")
 
 def missing_tools() -> str | None:
     """Why the Docker-path test cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "it runs as root (podman's bridge networks, update.sh, files owned by uid 10001)"
     for tool, package in (("podman", "podman"), ("runc", "runc"), ("mmdebstrap", "mmdebstrap")):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (apt-get install {package})"

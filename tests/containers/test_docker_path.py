@@ -40,7 +40,9 @@ MISSING = missing_tools()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.external,
-    pytest.mark.skipif(MISSING is not None, reason=f"the Docker path needs podman: {MISSING}"),
+    pytest.mark.skipif(
+        MISSING is not None, reason=f"the Docker path cannot be run here: {MISSING}"
+    ),
     # One install at a time, and its tests in order on one worker: they share it.
     pytest.mark.xdist_group("docker_path"),
     pytest.mark.timeout(600),
