@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from sponsorbot.cli import app
-from sponsorbot.demo.runner import MARKER, STATE_FILE, DemoError, claim_dir
+from sponsorbot.demo.runner import (
+    MARKER,
+    STATE_FILE,
+    DemoError,
+    Options,
+    _check_ports,
+    claim_dir,
+)
 from tests.processes import free_port
 
 
@@ -72,3 +80,22 @@ def test_the_command_refuses_an_installation_and_deletes_nothing(
     assert "did not make" in result.output
     assert sorted(str(p.relative_to(install)) for p in install.rglob("*")) == before
     assert not list(tmp_path.glob(".*.lock"))
+
+
+def test_a_port_in_use_is_refused_and_one_just_closed_is_not() -> None:
+    """A listener is refused; a port whose last connection waits out TIME_WAIT (a demo just
+    stopped) is free, as the servers themselves bind it."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    other = free_port()
+    with pytest.raises(DemoError, match=f"port {port} is taken; choose another with --port"):
+        _check_ports(Options(Path("/nonexistent"), port, other))
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server's side closes first: its port waits in TIME_WAIT
+    listener.close()
+    client.close()
+    _check_ports(Options(Path("/nonexistent"), port, other))

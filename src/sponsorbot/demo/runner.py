@@ -344,6 +344,8 @@ def _check_ports(options: Options) -> None:
     worse, as someone else's simulator answering ours."""
     for port, flag in ((options.port, "--port"), (options.sim_port, "--sim-port")):
         with socket.socket() as sock:
+            # As the servers bind: a port a demo just stopped using (TIME_WAIT) is free.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
@@ -386,9 +388,10 @@ def claim_dir(data_dir: Path) -> None:
         raise DemoError(f"{data_dir} is a file, not a directory; choose another --data-dir")
     ours = not entries or (STATE_FILE in entries and entries <= OLD_DEMO_ENTRIES)
     if not ours:
+        shown = ", ".join(sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
         raise DemoError(
-            f"{data_dir} holds files the demo did not make ({len(entries)} entries); the demo "
-            "only uses and removes a directory of its own: choose an empty or new --data-dir"
+            f"{data_dir} holds files the demo did not make ({shown}); the demo only uses and "
+            "removes a directory of its own: choose an empty or new --data-dir"
         )
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / MARKER).write_text("made by sponsorbot demo; it may remove this directory\n")
