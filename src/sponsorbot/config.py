@@ -122,6 +122,8 @@ class Settings(BaseSettings):
     audit_keep_days: float = Field(default=365.0, ge=30)
     stats_keep_months: int = Field(default=13, ge=1, le=120)
     shutdown_grace_s: float = Field(default=8.0, ge=0, le=60)
+    # The Citus source tarball `sponsorbot citus up` builds (a test cluster; docs/scaling.md).
+    citus_source: Path | None = None
 
     @field_validator("database_url")
     @classmethod
