@@ -36,6 +36,7 @@ def setup(shared: Shared) -> Parts:
     router.chat_join_request()(chats.join_request)
     fallback = Router("gate: welcome")
     fallback.message(PRIVATE, from_person)(visitor.welcome)
+    fallback.callback_query()(visitor.stray_button)
     engine = shared.engine
     return Parts(
         router=router,

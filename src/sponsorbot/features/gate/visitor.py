@@ -8,6 +8,7 @@ that one statement (UnitOfWork.write_alone).
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -19,15 +20,22 @@ from sponsorbot.engine.callbacks import CallbackData
 from sponsorbot.engine.filters import start_payload
 from sponsorbot.engine.unit import PRIORITY_LATER, Context, UnitOfWork
 from sponsorbot.features.botconfig import BotConfig, ConfigCache, GateChannel
-from sponsorbot.features.channels.service import SET_LINK, SET_STATUS, create_invite_link
+from sponsorbot.features.channels.service import (
+    REQUIRED_RIGHT,
+    SET_LINK,
+    SET_STATUS,
+    create_invite_link,
+)
 from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
-from sponsorbot.features.gate.flood import PerPerson
+from sponsorbot.features.gate.flood import Pace, Paced, PerPerson
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
 from sponsorbot.features.people import names, seen
 from sponsorbot.features.shop.buttons import AdMenu
 from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.features.texts import escape, language_of, render
+
+log = logging.getLogger(__name__)
 
 LOOKUP = """
 SELECT c.id, c.code, c.kind, c.items, c.caption, c.protect, c.auto_delete_s, c.enabled,
@@ -80,10 +88,18 @@ SET last_seen = now(), language = COALESCE(excluded.language, people.language), 
     gate_checks = excluded.gate_checks, gate_joined = false
 """
 MAX_ANSWER = 200  # answerCallbackQuery text limit
-# Flood limits per person: one welcome per half minute however much they type, and no more
-# links opened than a person clicks (a link answers with up to a few messages).
-WELCOMES = (1, 30.0)
-STARTS = (20, 60.0)
+# Why a private gate channel let a visitor through: the bot cannot make a link to join it.
+NO_LINK = "the bot cannot make an invite link there"
+# Paces per person (features/gate/flood.py). Links: a burst of 20, then one a second, which
+# a person tapping through a list of episodes never outruns; a script gets 20 plus one a second,
+# and one "slow down" every half minute. What the taps bring is paced again by the sender, at
+# `send_per_chat_per_s` (config.py, 3 by default) messages a second to one chat: the engine
+# builds each bot's RateLimiter (engine/ratelimit.py) with it, and Sender._drain_chat reserves
+# a slot per message, in order, so a longer answer waits its turn rather than being dropped.
+# Other messages: one welcome per half minute, one short notice after it, then nothing until
+# the half minute is over.
+TAPS = Pace(burst=20, per_s=1.0, notice_every_s=30.0)
+WELCOMES = Pace(burst=1, per_s=1 / 30, notice_every_s=30.0)
 # Gate messages sent before the button carried the code name the content by its id.
 LEGACY_ID = re.compile(r"^\d{1,18}$")
 
@@ -145,8 +161,8 @@ class Visitor:
     def __init__(self, config: ConfigCache, members: MembershipCache) -> None:
         self.config = config
         self.members = members
-        self.welcomes = PerPerson(*WELCOMES)
-        self.starts = PerPerson(*STARTS)
+        self.welcomes = PerPerson(WELCOMES)
+        self.taps = PerPerson(TAPS)
 
     async def _turn(self, user: dict[str, Any], ctx: Context) -> _Turn:
         config = await self.config.get(ctx.bot.id)
@@ -157,8 +173,7 @@ class Visitor:
         """Anything no feature took (no code, a word, a sticker): the welcome text."""
         turn = await self._turn(message["from"], ctx)
         seen(ctx.uow, turn.user)
-        # A retry (the first try's commit failed) was counted already.
-        if ctx.attempt == 1 and not self.welcomes.allow(ctx.bot.id, turn.user_id):
+        if not self._paced(ctx, turn, self.welcomes, "welcome_again", "sends messages"):
             return
         markup = None
         if turn.config.shop_enabled:
@@ -174,7 +189,7 @@ class Visitor:
             return
         turn = await self._turn(message["from"], ctx)
         user_id, events = turn.user_id, turn.events
-        if ctx.attempt == 1 and not self.starts.allow(ctx.bot.id, user_id):
+        if not self._paced(ctx, turn, self.taps, "slow_down", "opens links"):
             seen(ctx.uow, turn.user)
             return
         code = payload if CODE_SHAPE.match(payload) else None
@@ -256,6 +271,35 @@ class Visitor:
             deliver(uow, user_id, dict(row), turn.lang, turn.config, events)
         events.flush(uow)
 
+    async def stray_button(self, query: dict[str, Any], ctx: Context) -> None:
+        """A button no feature took (an old keyboard, a forged or unknown prefix): its spinner
+        stops with a word, in the visitor's language."""
+        if not isinstance(query.get("id"), str) or not isinstance(query.get("from"), dict):
+            return
+        turn = await self._turn(query["from"], ctx)
+        turn.answer(query, "button_outdated")
+
+    def _paced(self, ctx: Context, turn: _Turn, pace: PerPerson, notice: str, doing: str) -> bool:
+        """Whether this update is answered at all; the first refusal of a window tells the
+        person why (`notice`) and leaves a line for the owner."""
+        # A retry (the first try's commit failed) was counted already.
+        if ctx.attempt != 1:
+            return True
+        verdict, quiet = pace.check(ctx.bot.id, turn.user_id)
+        if verdict is Paced.TELL:
+            turn.reply(notice)
+            log.info(
+                "bot %s: user %s %s faster than the pace (%s a second after a burst of %s);"
+                " told to wait, %s refused without a word since the last notice",
+                ctx.bot.id,
+                turn.user_id,
+                doing,
+                f"{pace.pace.per_s:g}",
+                pace.pace.burst,
+                quiet,
+            )
+        return verdict is Paced.ALLOW
+
     async def _pressed(self, ctx: Context, pressed: Joined, user_id: int) -> Any:
         """The content and person a "I've joined" button names, or None when it names nothing
         this person may have: an old button's id counts only for the gate they were shown."""
@@ -280,21 +324,30 @@ class Visitor:
         verdicts = await check_all(
             ctx.telegram, self.members, ctx.bot.id, turn.user_id, gate, pending or ()
         )
+        missing = []
         for verdict in verdicts:
             if verdict.standing is Standing.UNKNOWN:
                 self._unknown(ctx, turn, verdict)
-        return [v.channel for v in verdicts if v.standing is Standing.MISSING]
+            elif verdict.standing is Standing.MISSING and verdict.channel.url is None:
+                # Private, and the bot could not make an invite link: the gate would list it
+                # with no button, and nobody could join it. Like a channel nobody can check,
+                # it lets the visitor through and shows the owner why.
+                self._unknown(ctx, turn, Verdict(verdict.channel, Standing.UNKNOWN, NO_LINK))
+            elif verdict.standing is Standing.MISSING:
+                missing.append(verdict.channel)
+        return missing
 
     def _unknown(self, ctx: Context, turn: _Turn, verdict: Verdict) -> None:
         """Let the visitor through, and show the owner why in the channel's status."""
         reason = verdict.reason or "unknown"
         lost = "inaccessible" in reason or "admin" in reason.lower()
+        rights = [REQUIRED_RIGHT] if reason == NO_LINK else ["administrator"] if lost else []
         ctx.uow.write_in_order(
             SET_STATUS,
             ctx.bot.id,
             verdict.channel.chat_id,
-            "missing_rights" if lost else "unreachable",
-            ["administrator"] if lost else [],
+            "missing_rights" if rights else "unreachable",
+            rights,
             reason,
         )
         turn.events.add(
