@@ -14,7 +14,7 @@ import pytest
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.features.content.service import NewContent
 from sponsorbot.features.gate import visitor as gate_visitor
-from sponsorbot.features.texts import NOTICES, render
+from sponsorbot.features.texts import DEFAULTS, render
 from tests.integration.gatekit import BOT, Gate, running_gate
 from tests.kit import eventually
 
@@ -108,7 +108,7 @@ async def test_a_script_opening_two_hundred_links_at_once_gets_a_bounded_number_
         taps = gate_visitor.TAPS
         assert taps.burst <= len(files) <= taps.bound(elapsed)
         assert elapsed < taps.notice_every_s  # else a second notice would be due
-        assert words == [NOTICES["fa"]["slow_down"]]
+        assert words == [DEFAULTS["fa"]["slow_down"]]
         opened = await pool.fetchval("SELECT count(*) FROM events WHERE kind = 'content_sent'")
         assert opened == len(files)
 
@@ -123,4 +123,4 @@ async def test_a_second_message_soon_after_the_welcome_is_answered_once_more_the
             await g.tg.sim.send_text(user, BOT, text)
         await settled(pool, 4)
         texts = [m["text"] for m in await g.bot_messages(user)]
-        assert texts == [render("welcome", "fa"), NOTICES["fa"]["welcome_again"]]
+        assert texts == [render("welcome", "fa"), DEFAULTS["fa"]["welcome_again"]]

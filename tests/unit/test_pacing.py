@@ -16,7 +16,7 @@ from sponsorbot.features.gate import visitor as gate_visitor
 from sponsorbot.features.gate.flood import Bucket, Pace, Paced, PerPerson, step
 from sponsorbot.features.gate.membership import MembershipCache
 from sponsorbot.features.gate.visitor import BY_CODE, NO_LINK, TAPS, WELCOMES, Visitor
-from sponsorbot.features.texts import NOTICES, render
+from sponsorbot.features.texts import DEFAULTS, render
 from sponsorbot.telegram.errors import error_from_answer
 from tests.examples import examples
 from tests.handlerkit import (
@@ -157,20 +157,12 @@ def test_per_person_counts_each_person_of_each_bot_apart_and_forgets_the_oldest(
 
 
 def test_each_notice_is_written_in_both_languages_and_renders() -> None:
-    assert (
-        set(NOTICES["en"])
-        == set(NOTICES["fa"])
-        == {
-            "slow_down",
-            "welcome_again",
-            "button_outdated",
-        }
-    )
+    notices = ("slow_down", "welcome_again", "button_outdated")
     for lang in ("en", "fa"):
-        for key, text in NOTICES[lang].items():
-            assert render(key, lang) == text
+        for key in notices:
+            assert render(key, lang) == DEFAULTS[lang][key]
     # Persian prose with no Latin run that would need isolating.
-    assert not any(c.isascii() and c.isalpha() for text in NOTICES["fa"].values() for c in text)
+    assert not any(c.isascii() and c.isalpha() for key in notices for c in DEFAULTS["fa"][key])
 
 
 # The handlers, with a clock the test moves.
@@ -230,7 +222,7 @@ async def test_a_script_gets_the_burst_and_one_notice_in_the_person_s_language(
         files += len(sent(ctx, "sendDocument"))
         notices += [c.params["text"] for c in sent(ctx, "sendMessage")]
     assert files == TAPS.burst
-    assert notices == [NOTICES["fa"]["slow_down"]]
+    assert notices == [DEFAULTS["fa"]["slow_down"]]
     [line] = [r.getMessage() for r in caplog.records if "faster than the pace" in r.getMessage()]
     assert f"bot 1000: user {USER} opens links" in line
     # Half a minute on, one more notice, which counts the taps refused without a word.
@@ -247,7 +239,7 @@ async def test_a_second_message_inside_the_welcome_s_window_gets_one_short_answe
         ctx = context(telegram, reads, USER)
         await visitor.welcome(message(USER, f"hello {n}"), ctx)
         answers += [c.params["text"] for c in sent(ctx, "sendMessage")]
-    assert answers == [render("welcome", "en"), NOTICES["en"]["welcome_again"]]
+    assert answers == [render("welcome", "en"), DEFAULTS["en"]["welcome_again"]]
     now[0] = WELCOMES.notice_every_s
     ctx = context(telegram, reads, USER)
     await visitor.welcome(message(USER, "hello again"), ctx)
@@ -259,7 +251,7 @@ async def test_a_button_nothing_handles_is_answered_with_a_word() -> None:
     ctx = context(telegram, reads, USER)
     await visitor.stray_button(button(USER, "zz:old"), ctx)
     [answer] = sent(ctx, "answerCallbackQuery")
-    assert answer.params["text"] == NOTICES["en"]["button_outdated"]
+    assert answer.params["text"] == DEFAULTS["en"]["button_outdated"]
 
 
 class NoLinks(ScriptedTelegram):

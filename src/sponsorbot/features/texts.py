@@ -34,6 +34,14 @@ _VISITOR: dict[str, dict[str, str]] = {
         "no_batch": "There is no open batch; /batch starts one.",
         "channel_added": "Channel added: {title}",
         "channel_refused": "Cannot add this channel: {reason}",
+        # Answers where the bot used to say nothing: taps refused by the pace (gate/flood.py),
+        # a second message inside the welcome's window, a button nobody handles any more.
+        "slow_down": (
+            "You are opening links faster than I can answer. Wait a few seconds, then open "
+            "again the links that brought nothing."
+        ),
+        "welcome_again": "I only answer content links: open one to get its file.",
+        "button_outdated": "This button no longer works; open the link again.",
     },
     "fa": {
         "welcome": "سلام! برای دریافت فایل، لینک آن را باز کنید.",
@@ -53,23 +61,6 @@ _VISITOR: dict[str, dict[str, str]] = {
         "no_batch": "دسته‌ای باز نیست؛ با /batch شروع کنید.",
         "channel_added": "کانال اضافه شد: {title}",
         "channel_refused": "این کانال اضافه نشد: {reason}",
-    },
-}
-# Answers where the bot used to say nothing: taps refused by the pace (features/gate/flood.py),
-# a second message inside the welcome's window, a button whose message nobody handles any more.
-# Not yet among the texts an owner may change: the panel lists each of those with a description
-# (web/panel/routes_bot_settings.py, TEXTS, and its catalogs), so these join _VISITOR once it
-# describes them; until then every bot says them as written here.
-NOTICES: dict[str, dict[str, str]] = {
-    "en": {
-        "slow_down": (
-            "You are opening links faster than I can answer. Wait a few seconds, then open "
-            "again the links that brought nothing."
-        ),
-        "welcome_again": "I only answer content links: open one to get its file.",
-        "button_outdated": "This button no longer works; open the link again.",
-    },
-    "fa": {
         "slow_down": (
             "لینک‌ها را سریع‌تر از آنچه بتوانم پاسخ دهم باز می‌کنید. چند ثانیه صبر کنید، سپس "
             "لینک‌هایی را که چیزی نیاوردند دوباره باز کنید."
@@ -81,7 +72,6 @@ NOTICES: dict[str, dict[str, str]] = {
 # The shop talks to advertisers, who are visitors of the bot too.
 DEFAULTS = {lang: {**_VISITOR[lang], **SHOP_TEXTS[lang]} for lang in LANGUAGES}
 KEYS = frozenset(DEFAULTS["en"])
-_TEMPLATES = {lang: {**DEFAULTS[lang], **NOTICES[lang]} for lang in LANGUAGES}
 MAX_TEXT = 1000
 # A placeholder is `{name}` and nothing more; `{{` and `}}` are braces. Texts are filled by this
 # pattern, not str.format, whose format specs and attribute lookups an owner could abuse
@@ -172,11 +162,11 @@ def render(
     fields = {k: quote(str(v)) for k, v in values.items()}
     fields.update(raw or {})
     custom = (overrides or {}).get(language, {}).get(key)
-    template = quote(custom) if custom else _TEMPLATES[language][key]
+    template = quote(custom) if custom else DEFAULTS[language][key]
     if not html:
         template = template.replace("<b>", "").replace("</b>", "")
     try:
         return _fill(template, fields)
     except KeyError:
         # An override naming a placeholder we do not have: fall back rather than fail a visitor.
-        return _fill(_TEMPLATES[language][key], fields)
+        return _fill(DEFAULTS[language][key], fields)
