@@ -10,6 +10,8 @@ from pathlib import Path
 
 import asyncpg
 
+from sponsorbot.db import citus_schema
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -69,6 +71,11 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
 
     Holds a session advisory lock throughout, so processes starting together apply each
     migration once: the second waits, then finds nothing left to do.
+
+    On a Citus coordinator (the `citus` extension present), the schema is then distributed
+    (db/citus_schema.py): once it is, each new migration runs in Citus's sequential mode and
+    the tables it adds are distributed before the next one runs. On plain PostgreSQL nothing
+    of this happens.
     """
     version = int(await conn.fetchval("SHOW server_version_num"))
     if version < OLDEST_SERVER * 10000:
@@ -83,6 +90,7 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
     await conn.execute("SELECT pg_advisory_lock($1)", ADVISORY_LOCK_KEY)
     try:
         await conn.execute(_CREATE_TABLE)
+        citus = await citus_schema.citus_present(conn)
         rows = await conn.fetch("SELECT version, name FROM schema_migrations ORDER BY version")
         done = {r["version"] for r in rows}
         unknown = sorted(done - known)
@@ -95,7 +103,12 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
             if migration.version in done:
                 continue
             log.info("applying migration %04d_%s", migration.version, migration.name)
+            distributed = citus and await citus_schema.is_distributed(conn)
             async with conn.transaction():
+                if distributed:
+                    # DDL on a table with a foreign key to a reference table must go over one
+                    # connection per node for the whole transaction (Citus refuses otherwise).
+                    await conn.execute(citus_schema.SEQUENTIAL)
                 await conn.execute(migration.sql)
                 await conn.execute(
                     "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
@@ -104,6 +117,10 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
                     migration.checksum,
                 )
             applied.append(migration.version)
+            if distributed:
+                await citus_schema.distribute(conn)
+        if citus:
+            await citus_schema.distribute(conn)
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", ADVISORY_LOCK_KEY)
     return applied
