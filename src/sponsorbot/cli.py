@@ -553,6 +553,59 @@ def payments_verify(
     typer.echo(json.dumps(line))
 
 
+citus_app = typer.Typer(help="A local Citus cluster for tests and trials.", no_args_is_help=True)
+app.add_typer(citus_app, name="citus")
+
+
+def _citus_folder(settings: Settings, data_dir: Path | None) -> Path:
+    return data_dir if data_dir is not None else settings.data_dir / "citus"
+
+
+@citus_app.command("up")
+def citus_up(
+    workers: Annotated[int, typer.Option(min=1, max=16, help="Worker nodes.")] = 2,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Where the nodes live (default: <data dir>/citus).")
+    ] = None,
+    source: Annotated[
+        Path | None,
+        typer.Option(help="The Citus source tarball (default: SPONSORBOT_CITUS_SOURCE)."),
+    ] = None,
+    fsync_off: Annotated[
+        bool, typer.Option(help="fsync off: faster, and lost in a crash (tests only).")
+    ] = False,
+) -> None:
+    """Build Citus once (cached), start a coordinator and workers on loopback, print its URL."""
+    from sponsorbot.ops.citus import CitusClusterError, up
+    from sponsorbot.ops.citus_build import CitusBuildError, build
+
+    settings = _settings()
+    tarball = source or settings.citus_source
+    if tarball is None:
+        raise _fail("no Citus source: pass --source or set SPONSORBOT_CITUS_SOURCE")
+    try:
+        install = build(tarball, echo=typer.echo)
+        cluster = up(_citus_folder(settings, data_dir), install, workers, not fsync_off, typer.echo)
+    except (CitusBuildError, CitusClusterError) as exc:
+        raise _fail(str(exc), 1) from None
+    typer.echo(cluster.url)
+
+
+@citus_app.command("down")
+def citus_down(
+    data_dir: Annotated[
+        Path | None, typer.Option(help="The folder `citus up` used (default: <data dir>/citus).")
+    ] = None,
+) -> None:
+    """Stop the servers `sponsorbot citus up` started there."""
+    from sponsorbot.ops.citus import CitusClusterError, down
+
+    try:
+        down(_citus_folder(_settings(), data_dir), typer.echo)
+    except CitusClusterError as exc:
+        raise _fail(str(exc), 1) from None
+
+
 def main() -> None:
     """Entry point of the console script."""
     try:
