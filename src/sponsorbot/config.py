@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     send_per_bot_per_s: int = Field(default=25, ge=1, le=1000)
     send_per_chat_per_s: int = Field(default=3, ge=1, le=100)
     send_concurrency: int = Field(default=4, ge=1, le=64)
+    # While Telegram fails a bot's calls, one of them is tried again this often (and a failing
+    # getUpdates at least this often), so its return is noticed within this long; then all that
+    # waits for the bot is tried again at once, at its limit (engine/sender.py, worker.py).
+    recovery_probe_s: float = Field(default=5.0, gt=0, le=300)
     lease_s: float = Field(default=30.0, gt=0)
     retention_days: float = Field(default=7.0, ge=0)
     dead_keep_days: float = Field(default=30.0, ge=1)

@@ -1,9 +1,10 @@
-"""Fast failover: SIGKILL of the worker holding a bot, under load, with the default lease and
-lock times (30 s and 120 s); the other worker answers that bot's visitors within 5 s."""
+"""Fast failover: SIGKILL of a worker under load, with the default lease and lock times (30 s
+and 120 s); the other worker answers the dead one's bots within 3 s (engine/liveness.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from pathlib import Path
 
@@ -17,64 +18,85 @@ from tests.worker_proc import TABLE
 
 pytestmark = pytest.mark.slow
 
-RATE = 20  # updates a second, over 20 people
+BOTS = 4
+PEOPLE = 20
+RATE = 10  # updates a second, over every bot and person
+# Kill to the last reply of a dead worker's bots that came late: 1.8-2.3 s in 7 runs here
+# (5.3-6.0 s before the beat went to twice a second and the take-over lost its waits).
+BOUND_S = 3.0
+
+# Each reply's moment at Telegram, with the update it answers: outbox rows joined with the
+# simulator's log of accepted sends (bot, chat, message id) passed in as arrays.
+REPLIES = """
+SELECT o.bot_id, i.update_id, i.received_at, c.ts AS sent_at
+FROM outbox o JOIN inbox i ON i.id = o.inbox_id
+JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::float8[]) AS c (bot_id, chat_id, mid, ts)
+  ON c.bot_id = o.bot_id AND c.chat_id = o.chat_id AND c.mid = o.result_message_id
+WHERE o.status = 'sent'
+"""
 
 
-async def test_sigkill_of_the_bot_s_worker_is_taken_over_within_five_seconds(
+async def test_sigkill_of_a_worker_is_taken_over_within_three_seconds(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
-    """Fast failover (issue 15): the rest of the killed worker's bot was answered 47 s later."""
+    """Fast failover (issue 15): the rest of the killed worker's bot was answered 47 s later;
+    then 5 s; every reply of the dead worker's bots now goes out within 3 s of the kill (or of
+    the update's arrival, if later)."""
     await pool.execute(TABLE)
     async with simulated_telegram() as tg:
-        (bot,) = await add_bots(pool, tg, 1)
+        bots = await add_bots(pool, tg, BOTS)
         users = []
-        for n in range(20):
+        for n in range(PEOPLE):
             users.append((await tg.sim.create_user(f"F{n}"))["id"])
-            await tg.sim.open_link(users[-1], bot["username"])
-        await drain(tg, bot["token"])
+            for bot in bots:
+                await tg.sim.open_link(users[-1], bot["username"])
+        for bot in bots:
+            await drain(tg, bot["token"])
         env = {"TEST_DELAY_S": "0.3", "TEST_REPLY": "1"}
         workers = [start_worker(db_dsn, tg, tmp_path / f"w{n}.log", **env) for n in range(2)]
         try:
 
-            async def registered() -> bool:
-                n = await pool.fetchval("SELECT count(*) FROM workers")
-                owner = await pool.fetchval(
-                    "SELECT owner FROM leases WHERE name = $1 AND expires_at > now()",
-                    f"send:{bot['id']}",
+            async def spread() -> bool:
+                owners = await pool.fetch(
+                    "SELECT owner, count(*) FROM leases"
+                    " WHERE name LIKE 'send:%' AND expires_at > now() GROUP BY owner"
                 )
-                return bool(n == 2 and owner)
+                n = await pool.fetchval("SELECT count(*) FROM workers")
+                return n == 2 and sorted(r["count"] for r in owners) == [BOTS // 2] * 2
 
-            await eventually(registered, timeout=30)
+            await eventually(spread, timeout=30)
             update_id = 0
             stop_feeding = asyncio.Event()
 
             async def feed() -> None:
                 nonlocal update_id
+                pairs = itertools.cycle(itertools.product(users, bots))
                 while not stop_feeding.is_set():
                     update_id += 1
-                    await store_update(pool, bot["id"], message(update_id, users[update_id % 20]))
+                    user, bot = next(pairs)
+                    await store_update(pool, bot["id"], message(update_id, user))
                     # As the webhook and the poller do: wake the workers.
                     await pool.execute("SELECT pg_notify('sponsorbot', 'test/inbox')")
                     await asyncio.sleep(1 / RATE)
 
             feeder = asyncio.create_task(feed())
             await asyncio.sleep(3)
-
-            async def holding() -> bool:
-                n = await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'processing'")
-                return bool(n >= 2)
-
-            await eventually(holding, timeout=10, every=0.01)
             owner = await pool.fetchval(
-                "SELECT owner FROM leases WHERE name = $1", f"send:{bot['id']}"
+                "SELECT owner FROM leases WHERE name = $1", f"send:{bots[0]['id']}"
             )
             victim = next(w for w in workers if f":{w.pid}:" in owner)
-            in_hand = await pool.fetchval("SELECT count(*) FROM inbox WHERE status = 'processing'")
+            its_bots = {
+                int(r[0])
+                for r in await pool.fetch(
+                    "SELECT substr(name, 6) FROM leases WHERE name LIKE 'send:%' AND owner = $1",
+                    owner,
+                )
+            }
             victim.kill()
             victim.wait()
-            killed_at = await pool.fetchval("SELECT clock_timestamp()")
+            killed_at = float(await pool.fetchval("SELECT extract(epoch FROM clock_timestamp())"))
             killed = time.monotonic()
-            await asyncio.sleep(8)
+            await asyncio.sleep(6)
             stop_feeding.set()
             await feeder
 
@@ -87,18 +109,34 @@ async def test_sigkill_of_the_bot_s_worker_is_taken_over_within_five_seconds(
             finished_s = time.monotonic() - killed
         finally:
             stop(*workers)
-        # Every update that was waiting or in hand at the kill, or came after it, was answered
-        # within 5 s of the kill or of its arrival, whichever is later.
-        late = await pool.fetch(
-            "SELECT update_id, extract(epoch FROM handled_at - greatest(received_at, $1)) AS s"
-            " FROM inbox WHERE handled_at >= $1 ORDER BY s DESC LIMIT 5",
-            killed_at,
+        calls = [c for c in await tg.sim.all_calls() if c["method"] == "sendMessage" and c["ok"]]
+    replies = await pool.fetch(
+        REPLIES,
+        [c["bot_id"] for c in calls],
+        [c["chat_id"] for c in calls],
+        [c["message_id"] for c in calls],
+        [c["ts"] for c in calls],
+    )
+    # For each reply of the dead worker's bots sent after the kill: how long after the kill,
+    # or after its update came if that was later, it reached Telegram.
+    late = sorted(
+        (
+            r["sent_at"] - max(r["received_at"].timestamp(), killed_at),
+            r["update_id"],
         )
-        calls = await tg.sim.call_log()
-    assert in_hand >= 1
-    assert late and late[0]["s"] < 5.0, ([dict(r) for r in late], finished_s)
+        for r in replies
+        if r["bot_id"] in its_bots and r["sent_at"] > killed_at
+    )
+    first = min(
+        r["sent_at"] for r in replies if r["bot_id"] in its_bots and r["sent_at"] > killed_at
+    )
+    print(
+        f"answering again {first - killed_at:.2f} s after the kill;"
+        f" the latest reply {late[-1][0]:.2f} s; all done in {finished_s:.1f} s"
+    )
+    assert len(its_bots) == BOTS // 2
+    assert late[-1][0] < BOUND_S, (late[-5:], finished_s)
     recorded = await pool.fetchval("SELECT count(DISTINCT update_id) FROM test_record")
     assert recorded == update_id
-    replies = [c for c in calls if c["method"] == "sendMessage" and c["ok"]]
     # At most the replies the victim had sent but not yet recorded come twice.
-    assert update_id <= len(replies) <= update_id + in_hand + 10
+    assert update_id <= len(calls) <= update_id + 40

@@ -70,6 +70,7 @@ class Engine:
             # Of the shutdown grace: half to finish the updates in hand, a fifth for the
             # senders' calls in flight and a fifth for their last write (the review, L15).
             stop_wait_s=settings.shutdown_grace_s * 0.2,
+            probe_s=settings.recovery_probe_s,
         )
         self.liveness = Liveness(
             dsn,
@@ -95,6 +96,9 @@ class Engine:
             pauses=self.pauses,
             claimer=lambda: self.liveness.key,
             on_refused=self.manager.refused,
+            probe_s=settings.recovery_probe_s,
+            wake_per_s=settings.send_per_bot_per_s,
+            on_back=self.manager.telegram_back,
         )
         self.scheduler = Scheduler(pool, self.leases)
         sweeps = janitor.engine_sweeps(

@@ -185,6 +185,26 @@ FROM verdict v
 WHERE i.id = v.id AND i.status = 'processing' AND i.attempts = $2
 RETURNING i.status
 """
+# Telegram answers a bot again after failing it: its updates waiting out the delay of a
+# transient failure (failures = 0: no counted, real error) come due now, oldest first, $2 a
+# second (the bot's limit), so their calls and replies go out at the bot's pace, not at once.
+# At most $3 of them (the rest wait out their own delays); none is made due later than it was.
+WAKE_WAITING = """
+WITH waiting AS (
+    SELECT id, (row_number() OVER (ORDER BY id) - 1) / $2::float8 AS after_s
+    FROM inbox
+    WHERE bot_id = $1 AND status = 'pending' AND failures = 0 AND error IS NOT NULL
+      AND next_attempt_at > now()
+    ORDER BY id
+    LIMIT $3
+)
+UPDATE inbox i SET next_attempt_at = now() + make_interval(secs => w.after_s)
+FROM waiting w
+WHERE i.bot_id = $1 AND i.id = w.id AND i.status = 'pending'
+  AND i.next_attempt_at > now() + make_interval(secs => w.after_s)
+"""
+# A minute's worth at the bot's limit is woken at most.
+WAKE_WAITING_S = 60
 # A claim whose answer was lost (the connection dropped as it committed): rows this worker
 # holds in the database but not in memory go back to the queue at once.
 RELEASE_LOST = """
@@ -277,3 +297,12 @@ def retry_delay(attempts: int, base_s: float, cap_s: float) -> float:
     # The exponent is bounded so that a row retried for days cannot overflow a float.
     ceiling: float = min(cap_s, base_s * 2.0 ** min(60, max(0, attempts - 1)))
     return ceiling * (0.5 + random.random() / 2)
+
+
+async def wake_waiting(pool: asyncpg.Pool, bot_id: int, per_s: float) -> int:
+    """Telegram answers the bot again: its updates waiting out a transient failure come due
+    now, oldest first, `per_s` a second. Returns how many were brought forward."""
+    status: str = await pool.execute(
+        WAKE_WAITING, bot_id, per_s, max(1, int(per_s * WAKE_WAITING_S))
+    )
+    return int(status.rsplit(" ", 1)[-1])

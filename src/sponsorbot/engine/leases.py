@@ -26,6 +26,15 @@ ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.e
 WHERE leases.owner = excluded.owner OR leases.expires_at < now()
 RETURNING owner
 """
+# ACQUIRE, telling also whether the lease was taken over from another owner whose hold had
+# run out (or been ended by the reaping of a dead worker, liveness.py), rather than found free
+# (released) or renewed. The CTE reads the row as it was before the statement.
+TAKE = f"""
+WITH before AS (SELECT owner, expires_at FROM leases WHERE name = $1),
+taken AS ({ACQUIRE.strip()})
+SELECT t.owner, COALESCE(b.owner <> $2 AND b.expires_at < now(), false) AS taken_over
+FROM taken t LEFT JOIN before b ON true
+"""
 HOLDS = "SELECT true FROM leases WHERE name = $1 AND owner = $2 AND expires_at > now()"
 RELEASE = "DELETE FROM leases WHERE name = $1 AND owner = $2"
 
@@ -47,6 +56,12 @@ class Leases:
         """Take the lease if free or expired, renew it if ours; False if someone else holds it."""
         got = await self.pool.fetchval(ACQUIRE, name, self.owner, duration_s or self.duration_s)
         return got is not None
+
+    async def take(self, name: str) -> bool | None:
+        """Like `acquire`: None if someone else holds the lease; else whether it was taken
+        over from another owner whose hold had run out (its holder stopped a while ago)."""
+        row = await self.pool.fetchrow(TAKE, name, self.owner, self.duration_s)
+        return None if row is None else bool(row["taken_over"])
 
     async def holds(self, name: str) -> bool:
         """True while the lease is ours and unexpired, by the database's clock."""

@@ -4,14 +4,21 @@ Leases expire after 30 s and an update's lock after 120 s, so a worker killed wi
 used to leave its bots unanswered for that long. Each worker now holds a session-level
 advisory lock on a connection of its own, and PostgreSQL releases such a lock the moment the
 connection drops, whether the process exited, was killed or lost its machine. Every worker
-looks, once a second, for registered workers whose lock is gone: it expires their leases (so
-the manager takes their bots over at once), and gives their updates in hand back to the queue.
+looks, twice a second, for registered workers whose lock is gone and that have not beaten for
+`grace_s` (1.5 s): it expires their leases (so the managers take their bots over at once, and
+their senders start without the hand-over's pause, sender.py), and gives their updates in hand
+back to the queue. A worker killed with SIGKILL is reaped 1-2 s later and its bots answered
+again within about a quarter of a second more (tests/integration/test_failover.py). The beat
+and the look for the dead are one statement: two a second per worker, as the one-a-second
+beat and reap were.
 
 A restart of PostgreSQL drops every lock at once; a live worker takes its lock again as soon
 as it reconnects and keeps `seen_at` fresh, and a worker only reaps others once its own lock
 has been held for a while, so nobody is taken for dead in the seconds after a restart. A
-worker that notices its own lock is gone stops its senders at once (a second at most, before
-the others may reap it after `grace_s`), so a bot taken over is never sent for by two.
+worker that notices its own lock is gone stops its senders at once (at its next beat, half a
+second at most, or the moment the connection is seen to drop), a second before the others may
+reap it (`grace_s` after its last beat, that is at least `grace_s - every_s` after it stopped),
+so a bot taken over is never sent for by two.
 """
 
 from __future__ import annotations
@@ -39,14 +46,16 @@ REGISTER = """
 INSERT INTO workers (lock_key, owner) VALUES ($1, $2)
 ON CONFLICT (owner) DO UPDATE SET lock_key = excluded.lock_key, seen_at = now()
 """
-HEARTBEAT = "UPDATE workers SET seen_at = now() WHERE owner = $1 RETURNING lock_key"
 LEAVE = "DELETE FROM workers WHERE owner = $1"
-# Workers not seen for $2 seconds whose lock no session of this database holds: dead. Their
-# leases expire now, their claimed updates wait no more, and they are forgotten.
+# Our beat ($3: our owner name), and (when $4) the reaping: workers not seen for $2 seconds
+# whose lock no session of this database holds are dead. Their leases expire now, their claimed
+# updates wait no more, and they are forgotten.
 REAP = """
-WITH dead AS (
+WITH beat AS (
+    UPDATE workers SET seen_at = now() WHERE owner = $3 RETURNING lock_key
+), dead AS (
     SELECT w.lock_key, w.owner FROM workers w
-    WHERE w.seen_at < now() - make_interval(secs => $2)
+    WHERE $4 AND w.owner <> $3 AND w.seen_at < now() - make_interval(secs => $2)
       AND NOT EXISTS (
           SELECT 1 FROM pg_locks l
           WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
@@ -63,7 +72,7 @@ WITH dead AS (
 ), gone AS (
     DELETE FROM workers WHERE lock_key IN (SELECT lock_key FROM dead) RETURNING owner
 )
-SELECT ARRAY(SELECT owner FROM gone) AS owners,
+SELECT (SELECT count(*) FROM beat) AS beat, ARRAY(SELECT owner FROM gone) AS owners,
        (SELECT count(*) FROM released) AS updates, (SELECT count(*) FROM freed) AS leases
 """
 
@@ -77,8 +86,8 @@ class Liveness:
         owner: str,
         notifier: Notifier,
         *,
-        every_s: float = 1.0,
-        grace_s: float = 3.0,
+        every_s: float = 0.5,
+        grace_s: float = 1.5,
         settle_s: float = 5.0,
         on_down: Callable[[], None] = lambda: None,
         on_up: Callable[[], None] = lambda: None,
@@ -115,13 +124,13 @@ class Liveness:
 
     async def _beat(self) -> None:
         conn = await self._connection()
-        if await conn.fetchval(HEARTBEAT, self.owner) is None:
+        held_for = time.monotonic() - (self._held_since or time.monotonic())
+        row = await conn.fetchrow(
+            REAP, NAMESPACE, self.grace_s, self.owner, held_for >= self.settle_s
+        )
+        if not row["beat"]:
             # Taken for dead (our lock was lost for a while): back on the list.
             await conn.execute(REGISTER, self.key, self.owner)
-        held_for = time.monotonic() - (self._held_since or time.monotonic())
-        if held_for < self.settle_s:
-            return
-        row = await conn.fetchrow(REAP, NAMESPACE, self.grace_s)
         if row["owners"]:
             log.warning(
                 "workers %s are gone: took back %d updates and %d leases",
@@ -146,10 +155,17 @@ class Liveness:
         except BaseException:
             await conn.close()
             raise
+        # The lock went with the connection: stop sending now, not at the next beat.
+        conn.add_termination_listener(self._terminated)
         self._conn = conn
         self._held_since = time.monotonic()
         self.on_up()
         return conn
+
+    def _terminated(self, conn: asyncpg.Connection) -> None:
+        if conn is self._conn:
+            log.warning("worker liveness: the connection dropped; reconnecting")
+            self.on_down()
 
     async def _drop(self) -> None:
         conn, self._conn, self._held_since = self._conn, None, None

@@ -18,6 +18,7 @@ from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.poller import Poller
 from sponsorbot.engine.ratelimit import RateLimiter
+from sponsorbot.engine.recovery import PROBE_S
 from sponsorbot.engine.sender import Ledger, Sender
 from sponsorbot.telegram import BotApi
 
@@ -51,6 +52,7 @@ class BotManager:
         retry_lease_s: float = 2.0,
         pauses: Pauses | None = None,
         stop_wait_s: float = 2.0,
+        probe_s: float = PROBE_S,
     ) -> None:
         self.pool = pool
         self.api = api
@@ -72,6 +74,11 @@ class BotManager:
         self.ledgers: dict[int, Ledger] = {}
         self.pauses = pauses or Pauses()
         self.stop_wait_s = stop_wait_s
+        self.probe_s = probe_s
+        # Set (and replaced) when leases may have come free: a dead worker was reaped, or the
+        # bots changed. Lease holders waiting to retry try at once instead of after
+        # `retry_lease_s`, so a dead worker's bots are taken over in a fraction of a second.
+        self._freed = asyncio.Event()
         # Cleared while this worker cannot prove to the others that it is alive (its liveness
         # lock is gone): they may take its bots any moment, so it holds no lease meanwhile.
         self.alive = asyncio.Event()
@@ -101,7 +108,12 @@ class BotManager:
         self.bots = bots
         await self.leases.acquire(f"worker:{self.leases.owner}")
         elsewhere = set(r[0] for r in await self.pool.fetch(SENT_ELSEWHERE, self.leases.owner))
-        self.claimable = {i: b for i, b in bots.items() if i not in elsewhere}
+        claimable = {i: b for i, b in bots.items() if i not in elsewhere}
+        gained = claimable.keys() - self.claimable.keys()
+        self.claimable = claimable
+        if gained:
+            # Their updates (a dead worker's, given back) are claimed now, not at the next poll.
+            self.notifier.wake("inbox", local_only=True)
         workers = max(1, await self.pool.fetchval(LIVE_WORKERS))
         self.share = max(1, math.ceil(len(bots) / workers))
         wanted: set[tuple[str, int]] = set()
@@ -138,6 +150,7 @@ class BotManager:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Refresh on every bots-changed wake-up and every couple of seconds, until `stop`."""
+        woken = False
         while not stop.is_set():
             try:
                 await self.refresh()
@@ -146,12 +159,18 @@ class BotManager:
             except Exception:
                 # Whatever it was, this loop keeps the senders, pollers and leases alive.
                 log.exception("refreshing the bots failed")
+            if woken:
+                # Not a poll: a dead worker was reaped, or the bots changed. With the count of
+                # live workers (our share) fresh, the lease holders waiting try at once.
+                self._freed.set()
+                self._freed = asyncio.Event()
             left = await self._write_orphans()
             waiter = asyncio.create_task(self.notifier.wait(BOTS_CHANGED, 0.5 if left else 2.0))
             stopper = asyncio.create_task(stop.wait())
             await asyncio.wait([waiter, stopper], return_when="FIRST_COMPLETED")
             waiter.cancel()
             stopper.cancel()
+            woken = waiter.done() and not waiter.cancelled() and waiter.result()
         await self.close()
 
     async def _write_orphans(self) -> bool:
@@ -194,34 +213,48 @@ class BotManager:
         """The liveness lock is held again: leases may be taken (or taken back)."""
         self.alive.set()
 
+    def telegram_back(self, bot_id: int) -> None:
+        """Telegram answers the bot again (seen by a retried update): the chats its sender
+        here holds in backoff are tried now."""
+        sender = self.senders.get(bot_id)
+        if sender is not None:
+            sender.recovery.answered()
+
+    async def _retry_later(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.retry_lease_s):
+                await self._freed.wait()
+
     async def _hold(self, kind: str, bot: ActiveBot) -> None:
         name = f"{kind}:{bot.info.id}"
         while True:
             await self.alive.wait()
             if self._held(kind) >= self.share:
-                await asyncio.sleep(self.retry_lease_s)
+                await self._retry_later()
                 continue
             try:
-                got = await self.leases.acquire(name)
+                taken_over = await self.leases.take(name)
             except DB_ERRORS as exc:
                 log.warning("lease %s: %s", name, exc)
-                got = False
-            if not got:
-                await asyncio.sleep(self.retry_lease_s)
+                taken_over = None
+            if taken_over is None:
+                await self._retry_later()
                 continue
             lost = asyncio.Event()
             self._lost[name] = lost
             self.holding.add((kind, bot.info.id))
             try:
                 async with self.leases.kept(name, lost):
-                    await self._run_one(kind, bot, name, lost)
+                    await self._run_one(kind, bot, name, lost, taken_over)
             finally:
                 self.holding.discard((kind, bot.info.id))
                 self._lost.pop(name, None)
             if bot.info.id not in self.bots:
                 return
 
-    async def _run_one(self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event) -> None:
+    async def _run_one(
+        self, kind: str, bot: ActiveBot, name: str, lost: asyncio.Event, taken_over: bool
+    ) -> None:
         job: Job
         sender: Sender | None = None
         link = BotLink(self.pool, bot, self.api, self.notifier, self.refused)
@@ -237,11 +270,15 @@ class BotManager:
                 ledger=self.ledgers.setdefault(bot.info.id, Ledger()),
                 pauses=self.pauses,
                 stop_wait_s=self.stop_wait_s,
+                probe_s=self.probe_s,
+                predecessor_gone=taken_over,
             )
             self.senders[bot.info.id] = sender
             job = sender.run
         else:
-            job = Poller(link, allowed_updates=self.service.allowed_updates).run
+            job = Poller(
+                link, allowed_updates=self.service.allowed_updates, max_backoff_s=self.probe_s
+            ).run
         # A poll in progress is not interrupted by `lost` by itself: race the two.
         task = asyncio.create_task(job(lost))
         watcher = asyncio.create_task(lost.wait())

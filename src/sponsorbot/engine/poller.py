@@ -19,7 +19,9 @@ from sponsorbot.telegram import Conflict, TelegramError, Unauthorized
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT_S = 30
-MAX_BACKOFF_S = 60.0
+# A failing getUpdates is tried again at least this often (the engine passes its
+# recovery_probe_s), so updates sent during an outage arrive seconds after it, not a minute.
+MAX_BACKOFF_S = 5.0
 MAX_CONFLICT_BACKOFF_S = 300.0
 # deleteWebhook at most this often per bot: a webhook that comes back was set by someone else
 # (another installation with the same token), and deleting it in a loop fights them.
@@ -84,8 +86,10 @@ class Poller(BotJob):
         *,
         allowed_updates: Callable[[], list[str]] = list,
         conflict_clear_s: float = CONFLICT_CLEAR_S,
+        max_backoff_s: float = MAX_BACKOFF_S,
     ) -> None:
         super().__init__(link)
+        self.max_backoff_s = max_backoff_s
         self.poll_timeout_s = poll_timeout_s
         self.allowed_updates = allowed_updates
         self.conflict_clear_s = conflict_clear_s
@@ -119,7 +123,7 @@ class Poller(BotJob):
                 wait = random.uniform(backoff / 2, backoff)
                 log.warning("bot %s: getUpdates failed (%s); retry in %.1fs", bot_id, exc, wait)
                 await asyncio.sleep(wait)
-                backoff = min(MAX_BACKOFF_S, backoff * 2)
+                backoff = min(self.max_backoff_s, backoff * 2)
                 continue
             backoff = 1.0
             await self._settle_conflict()

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
-from sponsorbot.engine import outbox
+from sponsorbot.engine import inbox, outbox
 from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.leases import HOLDS
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.ratelimit import RateLimiter
+from sponsorbot.engine.recovery import PROBE_S, SenderRecovery
 from sponsorbot.telegram import (
     BadRequest,
     Forbidden,
@@ -70,6 +71,7 @@ NO_CHAT = 0  # put in the ready queue to wake a chat worker that must stop
 @dataclass(slots=True)
 class _Retry:
     delay: float
+    telegram: bool = True  # Telegram failed the call (not our database)
 
 
 @dataclass(slots=True)
@@ -155,8 +157,13 @@ class Sender(BotJob):
         ledger: Ledger | None = None,
         pauses: Pauses | None = None,
         stop_wait_s: float = STOP_WAIT_S,
+        probe_s: float = PROBE_S,
+        predecessor_gone: bool = False,
     ) -> None:
         super().__init__(link)
+        # The lease was taken over from a holder that had stopped a while ago (one reaped as
+        # dead, or run out): its sends are older than the limiter's window.
+        self.predecessor_gone = predecessor_gone
         self.stop_wait_s = stop_wait_s
         self.limiter = limiter
         self.concurrency = concurrency
@@ -185,6 +192,8 @@ class Sender(BotJob):
         self._bg_tasks: set[asyncio.Task[None]] = set()
         self._bg_unsent: set[int] = set()  # claimed, not yet handed to Telegram
         self._bg_slots = asyncio.Semaphore(BG_IN_FLIGHT)
+        self.recovery = SenderRecovery(probe_s, self._after_backoff, self._head, self._back)
+        self._wakes: set[asyncio.Task[None]] = set()
 
     def offer(self, rows: list[OutboxRow], before: list[int]) -> bool:
         """Take rows a worker of this process just committed, without reading the outbox.
@@ -217,7 +226,10 @@ class Sender(BotJob):
         # The previous holder of this bot's lease may have sent a full second's worth just
         # now, and its limiter died with it: wait one window before the first send (the load
         # test saw 28 in one second at Telegram's side across a hand-over without this).
-        self.limiter.pause(self.limiter.window_s)
+        # Not when it is known to have stopped longer ago than that: a dead worker's bots are
+        # answered again a second sooner.
+        if not self.predecessor_gone:
+            self.limiter.pause(self.limiter.window_s)
         self._lost = lost
         # Sent by a predecessor, not yet written: not to be read (and sent) again.
         self._in_hand.update(self.ledger.ids())
@@ -231,6 +243,7 @@ class Sender(BotJob):
         workers = [asyncio.create_task(self._chat_worker()) for _ in range(self.concurrency)]
         background = asyncio.create_task(self._background())
         flusher = asyncio.create_task(self._flusher())
+        prober = asyncio.create_task(self.recovery.run())
         key = f"outbox:{self.bot.info.id}"
         try:
             while not lost.is_set() and not self._stopping.is_set():
@@ -246,9 +259,10 @@ class Sender(BotJob):
             for _ in workers:
                 self._ready.put_nowait(NO_CHAT)
             await asyncio.wait(workers, timeout=self.stop_wait_s)
-            for task in [*workers, background]:
+            for task in [*workers, background, prober]:
                 task.cancel()
-            await asyncio.gather(*workers, background, return_exceptions=True)
+            await asyncio.gather(*workers, background, prober, return_exceptions=True)
+            self.recovery.close()
             await self._stop_background()
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -290,6 +304,27 @@ class Sender(BotJob):
         if self._queues.get(chat_id):
             self._make_ready(chat_id)
 
+    def _head(self, chat_id: int) -> int:
+        queue = self._queues.get(chat_id)
+        return queue[0].id if queue else 0
+
+    def _back(self) -> None:
+        """Telegram answers this bot again: its updates waiting out a failure come due too."""
+        task = asyncio.create_task(self._wake_inbox())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
+
+    async def _wake_inbox(self) -> None:
+        bot_id = self.bot.info.id
+        try:
+            woken = await inbox.wake_waiting(self.pool, bot_id, self.limiter.per_bot)
+        except DB_ERRORS as exc:
+            log.warning("bot %s: cannot bring its waiting updates forward: %s", bot_id, exc)
+            return
+        log.info("bot %s: Telegram answers again; %d waiting updates retried now", bot_id, woken)
+        if woken:
+            self.notifier.wake("inbox")
+
     async def _chat_worker(self) -> None:
         while not self._stopping.is_set():
             chat_id = await self._ready.get()
@@ -297,7 +332,12 @@ class Sender(BotJob):
                 return
             backoff = await self._drain_chat(chat_id)
             if backoff is not None:
-                asyncio.get_running_loop().call_later(backoff, self._after_backoff, chat_id)
+                delay, failed = backoff
+                if failed:
+                    # Woken sooner when Telegram is seen to answer again (recovery.py).
+                    self.recovery.waiting(chat_id, delay)
+                else:
+                    asyncio.get_running_loop().call_later(delay, self._after_backoff, chat_id)
                 continue
             self._scheduled.discard(chat_id)
             if self._stopping.is_set():
@@ -307,8 +347,9 @@ class Sender(BotJob):
             else:
                 self._queues.pop(chat_id, None)
 
-    async def _drain_chat(self, chat_id: int) -> float | None:
-        """Send the chat's rows in order; returns a backoff delay if the chat must wait."""
+    async def _drain_chat(self, chat_id: int) -> tuple[float, bool] | None:
+        """Send the chat's rows in order; if the chat must wait, how long and whether because
+        Telegram failed its call (rather than for its own pace)."""
         queue = self._queues.get(chat_id)
         while queue and not self._stopping.is_set():
             row = queue[0]
@@ -316,7 +357,7 @@ class Sender(BotJob):
             if wait > 0:
                 if wait > SHORT_WAIT_S:
                     # Likely this chat's own limit: let the worker serve other chats meanwhile.
-                    return wait
+                    return wait, False
                 await asyncio.sleep(wait)
                 continue
             result = await self._send(row)
@@ -334,8 +375,11 @@ class Sender(BotJob):
                 self._tries[row.id] = tries
                 delay = self._backoff(row.id, tries, result.delay)
                 if delay is not None:
-                    return delay
+                    return delay, result.telegram
                 result = Outcome(row.id, "failed", GAVE_UP)
+            elif row.id in self._tries:
+                # Telegram answered a call it had failed: back, for this bot at least.
+                self.recovery.answered()
             queue.popleft()
             self._failing_since.pop(row.id, None)
             result.tries = self._tries.pop(row.id, 0) + 1
@@ -437,8 +481,10 @@ class Sender(BotJob):
                         failed.tries = tries
                         self.ledger.batch.outcomes.append(failed)
                         return
-                    await asyncio.sleep(delay)
+                    await self.recovery.until_back(delay)
                 else:
+                    if tries:
+                        self.recovery.answered()
                     self._failing_since.pop(row.id, None)
                     result.tries = tries + 1
                     self.ledger.batch.outcomes.append(result)
@@ -478,7 +524,7 @@ class Sender(BotJob):
             try:
                 message_id = await self._resolve(row.uses_ref, row.ref_message_id)
             except DB_ERRORS:
-                return _Retry(1.0)
+                return _Retry(1.0, telegram=False)
             if message_id is None:
                 return Outcome(row.id, "failed", "the message it refers to was never sent")
             params["message_id"] = message_id

@@ -20,6 +20,7 @@ from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
+from sponsorbot.engine.recovery import PROBE_S, InboxProbes
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
 from sponsorbot.telegram import BotApi, TelegramError, Unauthorized, scrub
@@ -82,6 +83,9 @@ class Worker:
         pauses: Pauses | None = None,
         claimer: Callable[[], int | None] = lambda: None,
         on_refused: Callable[[int], Awaitable[None]] | None = None,
+        probe_s: float = PROBE_S,
+        wake_per_s: float = 25.0,
+        on_back: Callable[[int], None] = lambda _bot_id: None,
     ) -> None:
         self.pool = pool
         self.router = router
@@ -98,6 +102,12 @@ class Worker:
         self.pauses = pauses or Pauses()
         self.claimer = claimer
         self.on_refused = on_refused
+        # Telegram's return, noticed by a retried update (recovery.py): the bot's waiting
+        # updates come due at `wake_per_s` (its limit), and `on_back` tells its sender here.
+        self.probes = InboxProbes(probe_s)
+        self.wake_per_s = wake_per_s
+        self.on_back = on_back
+        self._wakes: set[asyncio.Task[None]] = set()
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self.handled = 0
         self._claim_sql = CLAIM
@@ -212,6 +222,27 @@ class Worker:
         self.handled += 1
         if uow.calls:
             self._hand_over(row.bot_id, uow, committed)
+        if self.probes.succeeded(row.bot_id, row.attempts > 1):
+            self._back(row.bot_id)
+
+    def _back(self, bot_id: int) -> None:
+        """Telegram answers the bot again: what waits for it is tried now."""
+        self.on_back(bot_id)
+        task = asyncio.create_task(self._wake_waiting(bot_id))
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
+
+    async def _wake_waiting(self, bot_id: int) -> None:
+        try:
+            woken = await inbox.wake_waiting(self.pool, bot_id, self.wake_per_s)
+        except DB_ERRORS as exc:
+            log.warning("bot %s: cannot bring its waiting updates forward: %s", bot_id, exc)
+            return
+        if woken:
+            log.info(
+                "bot %s: Telegram answers again; %d waiting updates retried now", bot_id, woken
+            )
+            self.notifier.wake(INBOX)
 
     async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> asyncpg.Record:
         """The handler's writes, the done mark and its queued calls, atomically."""
@@ -268,6 +299,9 @@ class Worker:
             self.pauses.pause(row.bot_id, wait)
         else:
             delay = inbox.retry_delay(row.attempts, self.retry_base_s, self.retry_cap_s)
+            if passing and isinstance(exc, TelegramError) and not isinstance(exc, Unauthorized):
+                # One update per bot probes for Telegram's return (recovery.py).
+                delay = self.probes.failed(row.bot_id, row.id, delay)
         args = (row.id, row.attempts, self.max_attempts, delay, error, passing, self.retry_for_s)
         status = await self._record_failure(row, args)
         if status == "dead":
