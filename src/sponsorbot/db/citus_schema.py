@@ -140,10 +140,6 @@ class Layout:
     tables: dict[str, Placement]
     order: list[str]
 
-    def bot_tables(self) -> set[str]:
-        """The tables distributed by bot_id."""
-        return {t for t, p in self.tables.items() if p.kind == "distributed" and p.column == DIST}
-
 
 def classify(with_bot_id: dict[str, bool]) -> dict[str, Placement]:
     """Each table's placement, from whether it has a bot_id column.
@@ -257,7 +253,9 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
                     await conn.execute(f"DROP INDEX {index}")
                     done.append(f"dropped {index} (Citus cannot keep it; see its reason)")
             if table in NOT_BY_BOT:
-                created = await _create(conn, table, _DISTRIBUTE_ANCHOR, table, placement.column)
+                created = await _create(
+                    conn, table, _DISTRIBUTE_ANCHOR, table, NOT_BY_BOT[table][0]
+                )
             elif not anchored:
                 if table != ANCHOR:
                     raise CitusSchemaError(f"{ANCHOR} must be distributed before {table}")

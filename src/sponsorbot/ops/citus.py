@@ -15,6 +15,7 @@ import os
 import pwd
 import socket
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -200,6 +201,18 @@ def _running(node: Node) -> bool:
     return psutil.pid_exists(pid)
 
 
+def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.05)
+    raise CitusClusterError(f"server pid {pid} still runs {timeout:.0f} s after pg_ctl stop")
+
+
 def up(
     folder: Path,
     install: PgInstall,
@@ -271,6 +284,9 @@ def down(folder: Path, echo: Callable[[str], None] = print) -> list[Node]:
             continue
         args = ["-D", node.pgdata, "-m", "fast", "-w", "-t", _START_TIMEOUT_S, "stop"]
         _tool(cluster, "pg_ctl", args, f"stopping {node.name}")
+        # pg_ctl returns once the pid file is gone, a moment before the server has exited.
+        if node.pid is not None:
+            _wait_gone(node.pid)
         echo(f"stopped {node.name} (port {node.port}, pid {node.pid})")
         stopped.append(node)
     for node in cluster.nodes:
