@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 
 from sponsorbot.engine.unit import UnitOfWork
 from tests.kit import Telegram, eventually, make_settings, running_engine, simulated_telegram
@@ -216,6 +218,31 @@ async def test_references_let_a_later_row_edit_and_delete_an_earlier_message(
         chat = await tg.sim.read_chat(user, "ref_bot")
         gate = [m for m in chat if m["from"] == "bot"]
         assert len(gate) == 1 and gate[0]["deleted"] and gate[0]["edited"]
+
+
+async def test_a_reply_telegram_refuses_is_logged_for_the_owner(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nobody else hears of a refused reply: the log says which bot, call and chat, and why."""
+    async with simulated_telegram() as tg:
+        bot = await tg.sim.create_bot("refused_bot")
+        (user,) = await people(tg, 1, "refused_bot")
+        settings = make_settings(db_dsn, tg.url, tmp_path)
+        broken = {"text": "<b>never closed", "parse_mode": "HTML"}
+        with caplog.at_level(logging.WARNING, logger="sponsorbot.engine.sender"):
+            async with running_engine(settings, pool, db_dsn) as run:
+                await run.engine.bots.add(bot["token"], "polling")
+                await enqueue(pool, bot["id"], [(user, "sendMessage", broken)])
+                run.engine.notifier.wake(f"outbox:{bot['id']}")
+
+                async def settled() -> bool:
+                    return (await outbox_counts(pool)).get("failed", 0) == 1
+
+                await eventually(settled, timeout=30)
+        lines = [r.getMessage() for r in caplog.records if "refused by Telegram" in r.getMessage()]
+        assert len(lines) == 1
+        assert lines[0].startswith(f"bot {bot['id']}: sendMessage to chat {user} refused")
+        assert "parse entities" in lines[0] and bot["token"] not in lines[0]
 
 
 async def test_500_queued_replies_never_exceed_the_bot_limit(

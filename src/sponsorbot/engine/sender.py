@@ -536,7 +536,12 @@ class Sender(BotJob):
             return _Refused()
         except Forbidden as exc:
             if is_blocked(exc):
+                # The person is marked blocked, which the panel shows; one line each would flood
+                # the log during a broadcast.
                 self.ledger.batch.blocked.append(row.chat_id)
+                log.debug("bot %s: chat %s blocked the bot", self.bot.info.id, row.chat_id)
+            else:
+                self._refused(row, exc)
             return Outcome(row.id, "failed", exc.description)
         except BadRequest as exc:
             if is_not_modified(exc):
@@ -544,6 +549,7 @@ class Sender(BotJob):
             if row.method == "deleteMessage" and is_already_gone(exc):
                 # Nothing left to delete: done, with Telegram's reason kept.
                 return Outcome(row.id, "sent", exc.description)
+            self._refused(row, exc)
             return Outcome(row.id, "failed", exc.description)
         except TelegramError as exc:
             if exc.is_transient:
@@ -556,6 +562,17 @@ class Sender(BotJob):
                 self._refs.popitem(last=False)
             self.ledger.batch.refs.append((row.ref, row.chat_id, message_id))
         return Outcome(row.id, "sent", None, message_id if isinstance(message_id, int) else None)
+
+    def _refused(self, row: OutboxRow, exc: TelegramError) -> None:
+        """A call Telegram refused for good: the person gets nothing, so the owner can find why
+        in the log (Telegram's own words; they never hold the token)."""
+        log.warning(
+            "bot %s: %s to chat %s refused by Telegram: %s",
+            self.bot.info.id,
+            row.method,
+            row.chat_id,
+            exc.description,
+        )
 
     async def _flusher(self) -> None:
         while True:

@@ -306,9 +306,10 @@ class Worker:
         status = await self._record_failure(row, args)
         if status == "dead":
             log.error(
-                "update %s of bot %s is dead after %d attempts: %s",
+                "update %s of bot %s (chat %s) is dead after %d attempts: %s",
                 row.id,
                 row.bot_id,
+                row.chat_key,
                 row.attempts,
                 error,
             )
