@@ -26,6 +26,7 @@ from tests.integration.citus_kit import RunningCluster
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.external,
+    pytest.mark.citus,
     pytest.mark.xdist_group("citus-cluster"),
     pytest.mark.skipif(citus_kit.skip_reason() is not None, reason=str(citus_kit.skip_reason())),
 ]

@@ -37,7 +37,7 @@ NODE_SETTINGS = {
 }
 # Only with --fsync-off: nothing such a cluster holds survives a crash of the machine.
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
-_START_TIMEOUT_S = "60"
+_START_TIMEOUT_S = "120"
 
 
 class CitusClusterError(Exception):
