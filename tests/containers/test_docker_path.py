@@ -40,6 +40,7 @@ MISSING = missing_tools()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.external,
+    pytest.mark.docker,
     pytest.mark.skipif(
         MISSING is not None, reason=f"the Docker path cannot be run here: {MISSING}"
     ),
