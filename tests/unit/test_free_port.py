@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from sponsorbot.loadtest import processes
+from sponsorbot import ports as portlib
 
 
 @pytest.fixture
 def port_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A stand-in for the kernel's ephemeral range file, and a fresh record of ports given."""
     file = tmp_path / "ip_local_port_range"
-    monkeypatch.setattr(processes, "_EPHEMERAL_RANGE", file)
-    monkeypatch.setattr(processes, "_handed_out", set())
+    monkeypatch.setattr(portlib, "_EPHEMERAL_RANGE", file)
+    monkeypatch.setattr(portlib, "_handed_out", set())
     yield file
 
 
 def test_ports_lie_below_the_ephemeral_range_and_are_never_repeated(port_range: Path) -> None:
     port_range.write_text("32768\t60999\n")
-    ports = [processes.free_port() for _ in range(300)]
+    ports = [portlib.free_port() for _ in range(300)]
     assert len(set(ports)) == len(ports)
     assert all(32768 - 10_000 <= p < 32768 for p in ports)
 
@@ -39,19 +39,19 @@ def test_a_port_someone_listens_on_is_skipped(
         port_range.write_text(f"{taken + 1} 60999")
         picks = iter([taken, taken - 1])
         monkeypatch.setattr(random, "randrange", lambda a, b: next(picks))
-        if not processes._bindable(taken - 1):
+        if not portlib._bindable(taken - 1):
             pytest.skip("the port beside the held one is busy on this machine")
-        assert processes.free_port() == taken - 1
+        assert portlib.free_port() == taken - 1
 
 
 @pytest.mark.parametrize("content", [None, "", "garbage", "5000 60999"])
 def test_without_a_usable_range_the_kernel_picks(port_range: Path, content: str | None) -> None:
     if content is not None:
         port_range.write_text(content)
-    ports = {processes.free_port() for _ in range(20)}
+    ports = {portlib.free_port() for _ in range(20)}
     assert len(ports) == 20
     for port in ports:
-        assert processes._bindable(port)
+        assert portlib._bindable(port)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_parallel_test_workers_draw_from_slices_of_their_own(
     port_range.write_text("32768 60999")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
-    ports = [processes.free_port() for _ in range(200)]
+    ports = [portlib.free_port() for _ in range(200)]
     assert all(first <= p < last for p in ports)
 
 
@@ -79,4 +79,4 @@ def test_a_worker_name_that_makes_no_slice_uses_the_whole_range(
     port_range.write_text("32768 60999")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", count)
-    assert processes._share(22768, 32768) == (22768, 32768)
+    assert portlib._share(22768, 32768) == (22768, 32768)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from pathlib import Path
 import psutil
 
 from sponsorbot.ops.citus_build import PgInstall
+from sponsorbot.ports import free_port
 
 STATE_FILE = "cluster.json"
 DATABASE = "sponsorbot"
@@ -101,14 +101,6 @@ class Cluster:
             workers=[Node(**w) for w in data["workers"]],
             database=data["database"],
         )
-
-
-def free_port() -> int:
-    """A port nothing listens on at 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _server_user() -> str | None:

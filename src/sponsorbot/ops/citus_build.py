@@ -11,7 +11,6 @@ server's version: the next `sponsorbot citus up` finds it there and builds nothi
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.util
 import os
 import re
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+
+from sponsorbot.ops.backup_archive import sha256_of
 
 # The embedded server was built by a newer gcc: its recorded CFLAGS hold warnings gcc 12
 # refuses (-Wmissing-variable-declarations), so the build brings flags of its own.
@@ -88,15 +89,6 @@ def citus_version(source: Path) -> str:
             if match:
                 return match[1]
     raise CitusBuildError(f"{source} is not a Citus source tarball (no citus-X.Y.Z/ folder)")
-
-
-def sha256_of(path: Path) -> str:
-    """The file's SHA-256, hex."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cache_root() -> Path:
