@@ -217,6 +217,13 @@ prune_backups() {
 
 plan_docker() {
 	local workers name
+	# The images pulled and moved to: no Caddy behind the owner's own web server.
+	local -a pulled=(db caddy)
+	local named="PostgreSQL and Caddy"
+	if [[ $(env_get "$ROOT$DIR/.env" BEHIND_PROXY) == yes ]]; then
+		pulled=(db)
+		named=PostgreSQL
+	fi
 	workers=$(env_get "$ROOT$DIR/.env" SPONSORBOT_WORKERS)
 	workers=${workers:-1}
 	name=$(backup_name)
@@ -232,9 +239,8 @@ plan_docker() {
 		step "unpack Sponsorbot $NEW_VERSION into $DIR (.env and backups kept)" unpack_release
 	fi
 	if [[ $PULL -eq 1 ]]; then
-		# shellcheck disable=SC2046 # one word per service
-		step "pull newer PostgreSQL$(caddy_word " and Caddy") images, if any (docker compose pull db$(caddy_word " caddy"))" \
-			compose pull db $(caddy_word caddy)
+		step "pull newer $named images, if any (docker compose pull ${pulled[*]})" \
+			compose pull "${pulled[@]}"
 		step "build the new image on the newest Python base image (docker compose build --pull)" \
 			compose build --pull
 	else
@@ -246,10 +252,10 @@ plan_docker() {
 	step "replace the $workers worker container(s) one at a time: stop one, start one on the new image, wait until it runs" \
 		replace_workers "$workers"
 	if [[ $PULL -eq 1 ]]; then
-		step "move PostgreSQL$(caddy_word " and Caddy") to the images pulled, where they are newer (a few seconds without the database: the api and workers reconnect), then wait for /healthz" \
-			refresh_db_caddy
+		step "move $named to the images pulled, where they are newer (a few seconds without the database: the api and workers reconnect), then wait for /healthz" \
+			refresh_images "${pulled[@]}"
 	fi
-	if behind_proxy; then
+	if [[ ${#pulled[@]} -eq 1 ]]; then
 		say "--   no Caddy: this installation is behind your own web server (BEHIND_PROXY=yes in .env)"
 	elif release_changes deploy/Caddyfile || release_changes deploy/Caddyfile.docker; then
 		step "recreate Caddy: its configuration changed (a second without HTTPS)" \
@@ -265,22 +271,11 @@ keep_previous_docker() {
 	fi
 }
 
-# Compose recreates a container only when its image changed: the quiet point for the database
-# is the end of the update, with every process on the new code.
-# Installed with --behind-proxy: no Caddy container.
-behind_proxy() {
-	[[ $(env_get "$ROOT$DIR/.env" BEHIND_PROXY) == yes ]]
-}
-
-# caddy_word WORDS: WORDS, unless there is no Caddy.
-caddy_word() {
-	behind_proxy || printf '%s' "$1"
-}
-
-refresh_db_caddy() {
+# refresh_images SERVICE...: compose recreates a container only when its image changed; the
+# quiet point for the database is the end of the update, with every process on the new code.
+refresh_images() {
 	local port waited=0
-	# shellcheck disable=SC2046 # one word per service
-	compose up -d --no-deps db $(caddy_word caddy)
+	compose up -d --no-deps "$@"
 	until compose exec -T db pg_isready --host=127.0.0.1 --username=sponsorbot --dbname=sponsorbot >/dev/null 2>&1; do
 		((waited >= 120)) && die "PostgreSQL does not answer 120s after moving it to the new image: docker compose logs db"
 		sleep 2
