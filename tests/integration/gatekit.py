@@ -71,6 +71,20 @@ def joined_button(message: dict[str, Any]) -> str:
     )
 
 
+async def members_and_strangers(g: Gate, count: int) -> tuple[list[int], list[int]]:
+    """Members of every gate channel (they pass at once) and strangers (asked about)."""
+    members, strangers = [], []
+    for n in range(count):
+        visitor = await g.visitor()
+        if n % 2:
+            for channel in g.channels:
+                await g.tg.sim.join(visitor, channel["id"])
+            members.append(visitor)
+        else:
+            strangers.append(visitor)
+    return members, strangers
+
+
 @contextlib.asynccontextmanager
 async def running_gate(
     pool: asyncpg.Pool,

@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from tests.integration.gatekit import BOT, Gate, gate_of, running_gate
+from tests.integration.gatekit import BOT, Gate, gate_of, members_and_strangers, running_gate
 from tests.integration.test_retries import ANSWERING, has_file
 from tests.kit import eventually
 
@@ -25,20 +25,6 @@ PROBE_S = 1.0
 # (the probe's second, the claim, the handler and the send, on a busy machine).
 BOUND_S = 5.0
 SETTINGS: dict[str, Any] = {"retry_cap_s": CAP_S, "recovery_probe_s": PROBE_S}
-
-
-async def visitors(g: Gate, count: int) -> tuple[list[int], list[int]]:
-    """Members of every gate channel (they pass at once) and strangers (asked about)."""
-    members, strangers = [], []
-    for n in range(count):
-        visitor = await g.visitor()
-        if n % 2:
-            for channel in g.channels:
-                await g.tg.sim.join(visitor, channel["id"])
-            members.append(visitor)
-        else:
-            strangers.append(visitor)
-    return members, strangers
 
 
 async def come_during(g: Gate, people: list[int]) -> None:
@@ -84,7 +70,7 @@ async def test_a_sending_outage_ends_and_everyone_is_answered_within_seconds(
     members' files wait in the sender, the strangers' updates in the inbox (their membership
     check failed): both are retried at once when Telegram answers again."""
     async with running_gate(pool, db_dsn, tmp_path, **SETTINGS) as g:
-        members, strangers = await visitors(g, 10)
+        members, strangers = await members_and_strangers(g, 10)
         for method in ANSWERING:
             await g.tg.sim.set_fault(method, error_rate=1.0, status=502)
         loop = asyncio.get_running_loop()
@@ -109,7 +95,7 @@ async def test_a_whole_outage_ends_and_everyone_is_answered_within_seconds(
     """Every call fails, getUpdates too: the poller tries again at least every probe, so
     the updates sent during the outage arrive within seconds of its end, not a minute."""
     async with running_gate(pool, db_dsn, tmp_path, **SETTINGS) as g:
-        members, strangers = await visitors(g, 6)
+        members, strangers = await members_and_strangers(g, 6)
         await g.tg.sim.set_fault("*", error_rate=1.0, status=502)
         loop = asyncio.get_running_loop()
         ends = loop.time() + OUTAGE_S

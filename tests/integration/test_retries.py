@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tests.integration.gatekit import BOT, gate_of, running_gate
+from tests.integration.gatekit import BOT, gate_of, members_and_strangers, running_gate
 from tests.kit import eventually
 
 # What a visitor's answer needs from Telegram; getUpdates keeps working, as intake does in an
@@ -42,15 +42,7 @@ async def test_an_outage_longer_than_the_old_retry_budget_loses_no_visitor(
     transient failures are retried for `retry_for_h`, and every visitor is answered once."""
     # retry_base_s is 0.02 in the test engine: 8 counted attempts would end in about 5 s.
     async with running_gate(pool, db_dsn, tmp_path, retry_cap_s=0.5, max_attempts=8) as g:
-        members, strangers = [], []
-        for n in range(6):
-            visitor = await g.visitor()
-            if n % 2:
-                for channel in g.channels:
-                    await g.tg.sim.join(visitor, channel["id"])
-                members.append(visitor)
-            else:
-                strangers.append(visitor)
+        members, strangers = await members_and_strangers(g, 6)
         for method in ANSWERING:
             await g.tg.sim.set_fault(method, error_rate=1.0, status=502)
         loop = asyncio.get_running_loop()
