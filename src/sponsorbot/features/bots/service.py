@@ -21,6 +21,7 @@ from sponsorbot.engine.bots import (
 )
 from sponsorbot.engine.intake import Intake
 from sponsorbot.engine.redrive import Redriven, redrive, waiting
+from sponsorbot.engine.token_box import TokenError, bot_id_of
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused
 from sponsorbot.telegram import BotApi
 
@@ -33,6 +34,15 @@ _AS_FEATURE: tuple[tuple[type[BotError], type[FeatureError], str], ...] = (
     (WebhookUnavailable, Invalid, "webhook_unavailable"),
     (WebhookRefused, Refused, "webhook_refused"),
 )
+
+
+def token_names(token: str) -> int | None:
+    """The bot id a token names (the digits before its colon), or None when it is not a
+    token's shape (the replacement then says so itself)."""
+    try:
+        return bot_id_of(token)
+    except TokenError:
+        return None
 
 
 @contextlib.contextmanager

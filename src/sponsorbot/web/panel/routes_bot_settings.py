@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from sponsorbot.features.bots.service import token_names
 from sponsorbot.features.errors import Invalid
 from sponsorbot.features.shop.payout import (
     MONEY_TEXTS,
@@ -233,12 +234,6 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
     return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
 
 
-def _named_bot(token: str) -> int | None:
-    """The bot id a token names (the digits before its colon), or None when it has none."""
-    head, colon, _rest = token.partition(":")
-    return int(head) if colon and head.isdecimal() and len(head) <= 20 else None
-
-
 @router.post("/bots/{bot_id}/token")
 async def bot_token(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Replace the bot's token after a revoke in @BotFather, through the same service call as
@@ -247,7 +242,7 @@ async def bot_token(request: Request, bot_id: int, viewer: ManageBots) -> Respon
     bots = services_of(request).bots
     token = str((await request.form()).get("token", "")).strip()
     before = await bots.get(bot_id)
-    named = _named_bot(token)
+    named = token_names(token)
     if not token:
         problem = _("Paste the new token @BotFather gave you.")
     elif named is not None and named != bot_id:
