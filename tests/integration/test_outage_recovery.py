@@ -13,10 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 
 from tests.integration.gatekit import BOT, Gate, gate_of, members_and_strangers, running_gate
 from tests.integration.test_retries import ANSWERING, has_file
 from tests.kit import eventually
+
+# Each waits out an outage of 12 s on timers: the slow tier.
+pytestmark = pytest.mark.slow
 
 OUTAGE_S = 12.0
 CAP_S = 60.0

@@ -18,6 +18,9 @@ from sponsorbot.features.texts import DEFAULTS, render
 from tests.integration.gatekit import BOT, Gate, running_gate
 from tests.kit import eventually
 
+# Taps spaced on a (compressed) clock, waited out for real: the slow tier.
+pytestmark = pytest.mark.slow
+
 EPISODES = 30
 # Time runs this much faster for the pace in the binge: 2 s between taps become 0.1 s, and the
 # refill of one a second twenty a second, so the ratio of taps to tokens is the user's.
