@@ -47,6 +47,12 @@ async def simulated_telegram(**options: Any) -> AsyncIterator[Telegram]:
             await client.close()
 
 
+def tron_urls(url: str) -> dict[str, str]:
+    """TronGrid and every price source pointed at `url`: the simulator, or nobody."""
+    names = ("trongrid_url", "price_coingecko_url", "price_kraken_url", "price_binance_url")
+    return dict.fromkeys(names, url)
+
+
 def make_settings(dsn: str, telegram_url: str, data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test engine: fast retries, short locks where asked."""
     values: dict[str, Any] = {

@@ -29,7 +29,7 @@ from sponsorbot.web.panel import PanelConfig
 from tests.browser.kit import NEEDS_CHROMIUM, shot, sign_in
 from tests.browser.test_panel import Running, _Server, _started
 from tests.integration.panel_kit import PASSWORD, add_member
-from tests.kit import eventually, make_settings, running_engine, simulated_telegram
+from tests.kit import eventually, make_settings, running_engine, simulated_telegram, tron_urls
 from tests.processes import free_port
 
 pytestmark = [
@@ -53,12 +53,7 @@ async def serve(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterator[R
     """The app and a worker, against a simulated Telegram that also stands in for TronGrid and
     the price sources."""
     async with simulated_telegram() as telegram:
-        urls = {
-            "trongrid_url": telegram.url,
-            "price_coingecko_url": telegram.url,
-            "price_kraken_url": telegram.url,
-            "price_binance_url": telegram.url,
-        }
+        urls = tron_urls(telegram.url)
         settings = make_settings(dsn, telegram.url, tmp_path, **urls)
         async with running_engine(settings, pool, dsn) as running:
             options = Options(channel_check_every_s=3600, shop_check_every_s=0.3)

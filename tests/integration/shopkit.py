@@ -17,7 +17,7 @@ from sponsorbot.features.base import Options
 from sponsorbot.features.shop.buttons import AdSubmit
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
-from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
+from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine, tron_urls
 from tests.kit import simulated_telegram as simulated_telegram
 
 # The watcher looks once at the start and then hourly: these tests follow a sent hash step by
@@ -205,13 +205,7 @@ async def shop(
         await tg.sim.make_admin(channel["id"], sim_bot["id"])
         shop_wallet = await tg.sim.tron_create_wallet()
         payer = await tg.sim.tron_create_wallet()
-        values = {
-            "trongrid_url": tg.url,
-            "price_coingecko_url": tg.url,
-            "price_kraken_url": tg.url,
-            "price_binance_url": tg.url,
-            **settings,
-        }
+        values = {**tron_urls(tg.url), **settings}
         async with running_engine(
             make_settings(db_dsn, tg.url, tmp_path, **values), pool, db_dsn
         ) as run:

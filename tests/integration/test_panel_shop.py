@@ -33,7 +33,14 @@ from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
 from tests.integration.panel_kit import PASSWORD, add_member, client, csrf_of, sign_in
-from tests.kit import Telegram, eventually, make_settings, running_engine, simulated_telegram
+from tests.kit import (
+    Telegram,
+    eventually,
+    make_settings,
+    running_engine,
+    simulated_telegram,
+    tron_urls,
+)
 
 BOT = "shop_panel_bot"
 FAST = Options(config_ttl_s=0.5, shop_check_every_s=0.2)
@@ -103,12 +110,7 @@ async def panel_env(
 ) -> AsyncIterator[Env]:
     async with simulated_telegram() as tg:
         sim_bot = await tg.sim.create_bot(BOT)
-        urls = {
-            "trongrid_url": tg.url,
-            "price_coingecko_url": tg.url,
-            "price_kraken_url": tg.url,
-            "price_binance_url": tg.url,
-        }
+        urls = tron_urls(tg.url)
         config = make_settings(dsn, tg.url, tmp_path, **urls, **settings)
         async with running_engine(config, pool, dsn) as run:
             features = install(run.engine, options=FAST)

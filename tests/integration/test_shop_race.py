@@ -20,7 +20,14 @@ from sponsorbot.features.shop.fulfil import maker
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
 from tests.integration.shopkit import add_order
-from tests.kit import SECRET, eventually, make_settings, running_engine, simulated_telegram
+from tests.kit import (
+    SECRET,
+    eventually,
+    make_settings,
+    running_engine,
+    simulated_telegram,
+    tron_urls,
+)
 from tests.processes import clean_environ, start
 
 pytestmark = pytest.mark.slow
@@ -40,12 +47,7 @@ async def test_racing_workers_and_a_killed_one_credit_each_transfer_once(
         shop_wallet = await tg.sim.tron_create_wallet()
         payer = await tg.sim.tron_create_wallet()
         await tg.sim.tron_set_network(solidify_blocks=0)
-        urls = {
-            "trongrid_url": tg.url,
-            "price_coingecko_url": tg.url,
-            "price_kraken_url": tg.url,
-            "price_binance_url": tg.url,
-        }
+        urls = tron_urls(tg.url)
         settings = make_settings(db_dsn, tg.url, tmp_path, **urls)
         async with running_engine(settings, pool, db_dsn, worker=False) as run:
             features = Services.of(install(run.engine))

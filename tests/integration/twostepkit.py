@@ -28,18 +28,12 @@ from tests.integration.panel_kit import (
     fast_config,
     sign_in,
 )
-from tests.kit import eventually, make_settings
+from tests.kit import eventually, make_settings, tron_urls
 
 # Nobody listens there: the panel's sign-in pages never call Telegram, and the jobs of a
 # start in these tests must reach nothing outside either (TronGrid, the price sources).
 NOBODY = "http://127.0.0.1:9"
-OFFLINE = {
-    "telegram_api": NOBODY,
-    "trongrid_url": NOBODY,
-    "price_coingecko_url": NOBODY,
-    "price_kraken_url": NOBODY,
-    "price_binance_url": NOBODY,
-}
+OFFLINE = {"telegram_api": NOBODY, **tron_urls(NOBODY)}
 CODES = re.compile(r'<ul class="codes" dir="ltr">(.*?)</ul>', re.DOTALL)
 CODE = re.compile(r"<code>([A-Z2-7-]+)</code>")
 
