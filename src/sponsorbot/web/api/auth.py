@@ -1,6 +1,6 @@
 """Bearer-token authentication and permission checks for the owner API.
 
-The permissions and the roles holding them are the panel's (web/policy.py): analyst reads;
+The permissions and the roles holding them are the panel's (features/accounts/permissions.py): analyst reads;
 editor also manages content, channels, the gate, campaigns and broadcasts; admin also bots,
 their texts, uploaders and shop, and API tokens; only the owner removes a bot or changes where
 a shop's money goes. The caller is left in the request's state for the audit (web/api/audit.py).
@@ -16,7 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.policy import PERMISSIONS, allowed
+from sponsorbot.features.accounts.permissions import PERMISSIONS, allowed
 
 bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot token create`.")
 # The request state's name for the caller once their token is checked.

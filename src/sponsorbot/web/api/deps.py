@@ -10,7 +10,7 @@ from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.web.api.auth import require
 from sponsorbot.web.deps import Services, services_of
 
-# Each alias is one permission of web/policy.py, the table the panel uses too.
+# Each alias is one permission of features/accounts/permissions.py, the table the panel uses too.
 Reader = Annotated[Principal, Depends(require("view"))]
 Editor = Annotated[Principal, Depends(require("content"))]
 Admin = Annotated[Principal, Depends(require("bots"))]

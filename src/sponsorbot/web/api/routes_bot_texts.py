@@ -18,7 +18,7 @@ from sponsorbot.features.shop.payout import (
 from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.deps import Admin, BotId, Reader, Service, UserId
 from sponsorbot.web.api.models import TextsIn, TextsOut, UploaderIn, UploaderOut
-from sponsorbot.web.policy import allowed
+from sponsorbot.features.accounts.permissions import allowed
 
 router = APIRouter()
 

@@ -24,7 +24,7 @@ from sponsorbot.web.api.models_broadcasts import (
     PreviewIn,
     SendIn,
 )
-from sponsorbot.web.policy import allowed
+from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
 
 router = APIRouter()

@@ -24,7 +24,7 @@ from sponsorbot.web.api.models_shop import (
     ShopSettingsIn,
     ShopSettingsOut,
 )
-from sponsorbot.web.policy import allowed
+from sponsorbot.features.accounts.permissions import allowed
 
 router = APIRouter()
 BOT = "/bots/{bot_id}/shop"

@@ -31,7 +31,7 @@ from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, loa
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.policy import PERMISSIONS
+from sponsorbot.features.accounts.permissions import PERMISSIONS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SESSION_COOKIE = "sb_session"

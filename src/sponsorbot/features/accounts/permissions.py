@@ -1,4 +1,4 @@
-"""Who may do what: one table for the panel and the owner API alike (review finding M14).
+"""Who may do what: one table for the panel, the owner API and the team's Telegram buttons.
 
 A permission names a kind of action; each panel route and each API route depends on exactly
 one of them, so a role can do the same things whichever door it comes through.
