@@ -6,9 +6,11 @@ import hmac
 import ipaddress
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import SecretStr
+from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
 from sponsorbot import __version__
@@ -17,10 +19,12 @@ from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
 from sponsorbot.features.base import Features
 from sponsorbot.web.api import install_api
+from sponsorbot.web.api.errors import is_api, on_http, on_validation
 from sponsorbot.web.deps import Services
 from sponsorbot.web.errors import install_refusals
 from sponsorbot.web.limits import BodyLimit, Limits
 from sponsorbot.web.panel import PanelConfig, mount_panel
+from sponsorbot.web.panel.errors import bad_path, not_found_page
 from sponsorbot.web.webhooks import WebhookIntake
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -49,6 +53,21 @@ def may_scrape(
         h in request.headers for h in _FORWARDED
     )
     return peer.is_loopback and not proxied
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    """An address nothing serves: the panel's not-found page, JSON under /api."""
+    if isinstance(exc, HTTPException) and exc.status_code == 404 and not is_api(request):
+        return await not_found_page(request)
+    return await on_http(request, exc)
+
+
+async def on_invalid_request(request: Request, exc: Exception) -> Response:
+    """A panel address whose id is not one (/campaigns/abc) does not exist: the not-found
+    page. The API keeps its JSON, naming the bad field."""
+    if isinstance(exc, RequestValidationError) and not is_api(request) and bad_path(exc):
+        return await not_found_page(request)
+    return await on_validation(request, exc)
 
 
 class App(FastAPI):
@@ -91,6 +110,8 @@ def create_app(
     )
     mount_panel(app, db.pool, config)
     install_refusals(app)
+    app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_invalid_request)
     # Bodies are capped before anything reads them (M1); the webhook intake caps its own.
     app.add_middleware(BodyLimit, limits=Limits(panel_upload=lambda: config.upload_limit))
     app.telegram_intake = WebhookIntake(services.bots.intake)

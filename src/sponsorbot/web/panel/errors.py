@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused, TooLarge
 from sponsorbot.telegram import TelegramError
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.web import Viewer, render
+from sponsorbot.web.panel.web import Viewer, render, viewer_of
 
 # What a call to a feature service may end in besides its answer: its own refusal, Telegram's,
 # or the network's.
@@ -169,3 +170,15 @@ async def refusal_page(request: Request, exc: Exception) -> Response:
         return render(request, viewer, "not_found.html", status=404)
     context = {"message": describe(exc)}
     return render(request, viewer, "refused.html", context, status=status_of(exc))
+
+
+async def not_found_page(request: Request) -> Response:
+    """The panel's not-found page, for an address no page has or an id that is not one (the
+    viewer is read here: no route ran to read it)."""
+    viewer = await viewer_of(request)
+    return render(request, viewer, "not_found.html", status=404)
+
+
+def bad_path(exc: RequestValidationError) -> bool:
+    """Whether a request failed on its path (/campaigns/abc): the page does not exist."""
+    return any(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors())

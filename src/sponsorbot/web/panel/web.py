@@ -357,6 +357,11 @@ async def _viewer(request: Request) -> Viewer:
     return viewer
 
 
+async def viewer_of(request: Request) -> Viewer:
+    """The request's viewer, with no permission or CSRF check: for the panel's error pages."""
+    return await _viewer(request)
+
+
 async def _check_csrf(request: Request, viewer: Viewer) -> None:
     if request.method in SAFE_METHODS:
         return
