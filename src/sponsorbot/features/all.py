@@ -12,6 +12,7 @@ from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
 from sponsorbot.features import (
     accounts,
+    alerts,
     bots,
     broadcasts,
     campaigns,
@@ -28,9 +29,11 @@ from sponsorbot.features.fallback import stray_buttons
 from sponsorbot.features.gate.membership import MembershipCache
 
 # Order matters for messages and buttons: the first handler that takes one wins. Content
-# (an uploader's files and commands) goes before the gate (a visitor's /start and the rest).
+# (an uploader's files and commands) goes before the gate (a visitor's /start and the rest);
+# the team's chat (a link code is a /start link, a reason is plain text) before both.
 FEATURES: tuple[Feature, ...] = (
     accounts.FEATURE,
+    alerts.FEATURE,
     bots.FEATURE,
     stats.FEATURE,
     channels.FEATURE,

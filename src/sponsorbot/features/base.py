@@ -37,6 +37,11 @@ class Options:
     # How often the shop looks at its addresses for transfers nobody sent a hash for.
     shop_watch_every_s: float = 20.0
     stats_rollup_every_s: float = 60.0
+    # The team's alerts: how often the sources are read and due alerts sent, how long repeats
+    # (dead updates of one bot) gather before they go, and how often the digest is looked at.
+    alerts_every_s: float = 2.0
+    alerts_gather_s: float = 30.0
+    digest_every_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)

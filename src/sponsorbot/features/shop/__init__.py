@@ -4,25 +4,21 @@ starts its ad (a campaign, a broadcast or a banner) by itself."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import asyncpg
 
 from sponsorbot.features.base import Feature, Parts, Shared
 from sponsorbot.features.shop import retention
 
+if TYPE_CHECKING:
+    from sponsorbot.features.shop.service import ShopService
 
-def setup(shared: Shared) -> Parts:
-    """The advertiser's dialogue, the service and the runner."""
-    # Imported here, not at the top: the gate imports this package's buttons, and the shop
-    # stands on campaigns, whose crediting stands on the gate.
+
+def service(shared: Shared) -> ShopService:
+    """The shop's service for this process (the panel's, the runner's, the team's buttons')."""
     from sponsorbot.engine.token_box import TokenBox
-    from sponsorbot.features.base import Job
-    from sponsorbot.features.broadcasts.service import BroadcastService
-    from sponsorbot.features.campaigns.service import CampaignService
-    from sponsorbot.features.shop.dialogue import Dialogue
-    from sponsorbot.features.shop.fulfil import Fulfilment
-    from sponsorbot.features.shop.runner import ShopRunner
-    from sponsorbot.features.shop.service import ShopService, reseal_keys
-    from sponsorbot.features.shop.watcher import ShopWatcher
+    from sponsorbot.features.shop.service import ShopService
     from sponsorbot.tron.prices import PriceSources
 
     engine = shared.engine
@@ -42,18 +38,36 @@ def setup(shared: Shared) -> Parts:
             )
         return made[0]
 
-    box = TokenBox(settings.secret())
-    shop = ShopService(
+    return ShopService(
         engine.pool,
         engine.api,
         shared.bots,
         shared.config,
-        box,
+        TokenBox(settings.secret()),
         prices,
         engine.notifier,
         settings.tron_network.value,
         settings.allow_testnet,
     )
+
+
+def setup(shared: Shared) -> Parts:
+    """The advertiser's dialogue, the service and the runner."""
+    # Imported here, not at the top: the gate imports this package's buttons, and the shop
+    # stands on campaigns, whose crediting stands on the gate.
+    from sponsorbot.features.base import Job
+    from sponsorbot.features.broadcasts.service import BroadcastService
+    from sponsorbot.features.campaigns.service import CampaignService
+    from sponsorbot.features.shop.dialogue import Dialogue
+    from sponsorbot.features.shop.fulfil import Fulfilment
+    from sponsorbot.features.shop.runner import ShopRunner
+    from sponsorbot.features.shop.service import reseal_keys
+    from sponsorbot.features.shop.watcher import ShopWatcher
+
+    engine = shared.engine
+    settings = engine.settings
+    shop = service(shared)
+    box = shop.box
     # Paid orders become campaigns and broadcasts through those features' own services.
     fulfil = Fulfilment(
         engine.pool,
