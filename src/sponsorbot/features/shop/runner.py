@@ -72,6 +72,20 @@ async def trongrid_key(shop: ShopService, settings: Settings, bot_id: int) -> st
     return key
 
 
+# When TronGrid last refused a shop's key (noted every ten minutes at most): the team is told
+# while it was within the hour (features/alerts).
+KEY_REFUSED = """
+UPDATE shop_settings SET key_refused_at = now()
+WHERE bot_id = $1 AND (key_refused_at IS NULL OR key_refused_at < now() - interval '10 minutes')
+"""
+
+
+async def key_refused(pool: asyncpg.Pool, bot_id: int, exc: TronGridError) -> None:
+    """Note a refused API key (401/403) for the team; other TronGrid failures are not the key."""
+    if exc.kind == "unauthorized":
+        await pool.execute(KEY_REFUSED, bot_id)
+
+
 def start_backoff(tries: int) -> timedelta:
     """When a failed start is tried again: 1, 5 and 30 minutes, then hourly."""
     return timedelta(minutes=(1, 5, 30)[tries - 1] if tries <= 3 else 60)
@@ -151,6 +165,7 @@ class ShopRunner:
             # Not the payer's fault: the order keeps its state and the hash is asked again,
             # for a bounded time.
             log.warning("payment %s: TronGrid: %s", payment["id"], exc)
+            await key_refused(self.pool, order["bot_id"], exc)
             if now - payment["submitted_at"] > LOOKUP_LIMIT:
                 await self._settle(payment, Verdict("reject", "lookup_failed"), now, str(exc))
                 return

@@ -22,7 +22,7 @@ from sponsorbot.config import Settings, TronNetwork
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
 from sponsorbot.features.shop.ledger import enqueue
-from sponsorbot.features.shop.runner import CALLS_PER_CHECK, trongrid_key
+from sponsorbot.features.shop.runner import CALLS_PER_CHECK, key_refused, trongrid_key
 from sponsorbot.features.shop.service import ShopService
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
@@ -75,6 +75,7 @@ class ShopWatcher:
                 await self._watch(row)
             except TronGridError as exc:
                 log.warning("watching %s: TronGrid: %s", to_base58(bytes(row["address"])), exc)
+                await key_refused(self.pool, row["bot_id"], exc)
             except Exception:
                 log.exception("watching %s failed", to_base58(bytes(row["address"])))
 
