@@ -33,6 +33,7 @@ import asyncpg
 from sponsorbot.demo import history
 from sponsorbot.demo.names import Names, person_names
 from sponsorbot.demo.setup import ProductBot
+from sponsorbot.features.stats import rollup
 from sponsorbot.loadtest.scenario import OwnerApi
 from sponsorbot.simulator.client import SimulatorClient, SimulatorError
 
@@ -116,7 +117,10 @@ async def _write_earlier(pool: asyncpg.Pool, bot: ProductBot, now: datetime) -> 
         rows.append((user, seen, last, language, *person_names(rng, language, usernames)))
     gone = now - timedelta(days=12), now - timedelta(hours=2)
     rows.append((UNREACHABLE, *gone, "en", *person_names(rng, "en", usernames)))
-    await pool.execute(EARLIER, bot.sim.id, *([r[i] for r in rows] for i in range(7)))
+    async with pool.acquire() as conn, conn.transaction():
+        # Past arrivals: the statistics fold their days again (see rollup.rewind).
+        await rollup.rewind(conn, min(r[1] for r in rows))
+        await conn.execute(EARLIER, bot.sim.id, *([r[i] for r in rows] for i in range(7)))
 
 
 async def create(api: OwnerApi, pool: asyncpg.Pool, bots: list[ProductBot], now: datetime) -> Made:

@@ -40,6 +40,7 @@ import orjson
 from sponsorbot.demo.names import person_names
 from sponsorbot.demo.setup import ProductBot
 from sponsorbot.demo.world import HISTORY_DAYS, PEOPLE_PER_DAY
+from sponsorbot.features.stats import rollup
 
 DAYS = HISTORY_DAYS
 PERSIAN_SHARE = 0.65
@@ -535,7 +536,10 @@ async def write(
     `links` are the campaigns' invite links by (campaign id of the windows, bot id).
 
     `conn` must be a plain connection (no JSON codecs): the events go in by binary COPY.
+    The statistics' roll-ups are rewound to `start` first, so these hours, past as they are,
+    reach every chart as a running installation's would.
     """
+    await rollup.rewind(conn, start)
     total = 0
     # A month's own partition rather than the default one (0007_events_by_month.sql).
     month = start

@@ -71,7 +71,8 @@ FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
 WHERE m.campaign_id = $1 AND m.gate_joined_at IS NOT NULL
 GROUP BY m.bot_id
 """
-# Joins (credited) and leaves (of credited joins) per hour of the zone $4, from $2 to $3.
+# Joins (credited) and the leaves that cost a credit (inside the retention window, the
+# campaign's "left") per hour of the zone $4, from $2 to $3.
 HOURLY = """
 SELECT s.hour, COALESCE(j.n, 0) AS joins, COALESCE(l.n, 0) AS leaves
 FROM generate_series(date_trunc('hour', $2::timestamptz, $4), $3::timestamptz, interval '1 hour')
@@ -83,10 +84,11 @@ LEFT JOIN (
     GROUP BY 1
 ) j USING (hour)
 LEFT JOIN (
-    SELECT date_trunc('hour', left_at, $4) AS hour, count(*) AS n
-    FROM campaign_members
-    WHERE campaign_id = $1 AND gate_joined_at IS NOT NULL
-      AND left_at >= date_trunc('hour', $2::timestamptz, $4)
+    SELECT date_trunc('hour', m.left_at, $4) AS hour, count(*) AS n
+    FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+    WHERE m.campaign_id = $1 AND m.gate_joined_at IS NOT NULL
+      AND m.left_at >= date_trunc('hour', $2::timestamptz, $4)
+      AND m.left_at < m.gate_joined_at + c.retention
     GROUP BY 1
 ) l USING (hour)
 ORDER BY s.hour

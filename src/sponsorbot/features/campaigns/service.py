@@ -408,9 +408,13 @@ class CampaignService(OwnerService):
         return campaign
 
     async def hours(self, campaign: dict[str, Any], zone: str) -> list[dict[str, Any]]:
-        """Joins and leaves per hour of `zone`, from the start to now (or the campaign's end),
-        at least the last 24 hours."""
-        until = campaign["status_at"] if campaign["status"] in FINISHED else self.clock()
+        """Joins and leaves per hour of `zone`, from the start to now (or the campaign's end and
+        its retention window after, where its last joins may still be lost), at least the
+        last 24 hours."""
+        until = self.clock()
+        if campaign["status"] in FINISHED:
+            retention = timedelta(hours=campaign["retention_hours"])
+            until = min(until, campaign["status_at"] + retention)
         since = campaign["starts_at"]
         if until - since < timedelta(hours=24):
             since = until - timedelta(hours=24)

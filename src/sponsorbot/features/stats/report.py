@@ -6,11 +6,17 @@ stats_hourly, stats_visits, stats_totals) for the facts before `done_until`, and
 `sponsorbot_stat_facts` from there on, so a figure is exact whether the job ran a minute ago
 or is rebuilding after a zone change (then the zone's roll-ups are not used at all and
 everything is counted from the facts).
+
+A fold moves facts from the tail into the roll-ups in one transaction: each read runs in one
+REPEATABLE READ snapshot that also reads how far the roll-ups go, so it sees the fold either
+wholly or not at all, never the facts on both sides of it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -121,9 +127,16 @@ SELECT dim, kind, sum(n)::bigint AS n FROM (
     WHERE kind = ANY ($3::text[]) AND dim = ANY ($2::text[])
 ) t GROUP BY 1, 2
 """
+# A readable title for an item: its caption, else the text or caption or file name of its
+# first part (a page falls back on its kind and code when there is none of these).
 CONTENT_NAMES = """
-SELECT id, bot_id, code, kind, caption FROM contents WHERE id = ANY ($1::bigint[])
+SELECT id, bot_id, code, kind, caption,
+       coalesce(nullif(btrim(caption), ''), nullif(btrim(items -> 0 ->> 'text'), ''),
+                nullif(btrim(items -> 0 ->> 'caption'), ''),
+                nullif(btrim(items -> 0 ->> 'file_name'), '')) AS title
+FROM contents WHERE id = ANY ($1::bigint[])
 """
+TITLE_CHARS = 80
 CHANNEL_NAMES = """
 SELECT bot_id, chat_id, title, username FROM channels WHERE bot_id = ANY ($1::bigint[])
 """
@@ -134,10 +147,16 @@ FROM campaigns c JOIN campaign_bots cb ON cb.campaign_id = c.id
 WHERE cb.bot_id = ANY ($1::bigint[]) AND c.starts_at < $3 AND (c.ends_at IS NULL OR c.ends_at >= $2)
 GROUP BY c.id ORDER BY c.starts_at DESC
 """
-CAMPAIGN_LEAVES = """
-SELECT campaign_id, count(*) AS n FROM campaign_members
-WHERE campaign_id = ANY ($1::bigint[]) AND gate_joined_at IS NOT NULL
-  AND left_at >= $2 AND left_at < $3 AND bot_id = ANY ($4)
+# A campaign's credited joins in the span, and the leaves in the span that cost a credit (inside
+# the retention window): what its own page and the sponsor's report count, from the same rows.
+CAMPAIGN_MEMBERS = """
+SELECT m.campaign_id,
+    count(*) FILTER (WHERE m.gate_joined_at >= $2 AND m.gate_joined_at < $3) AS joined,
+    count(*) FILTER (WHERE m.left_at >= $2 AND m.left_at < $3
+                       AND m.left_at < m.gate_joined_at + c.retention) AS left
+FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+WHERE m.campaign_id = ANY ($1::bigint[]) AND m.gate_joined_at IS NOT NULL
+  AND m.bot_id = ANY ($4::bigint[])
 GROUP BY 1
 """
 
@@ -153,7 +172,7 @@ CONTENT_KINDS = [
     "content_sent",
 ]
 CHANNEL_KINDS = ["gate_listed", "joined", "join_request", "left"]
-CAMPAIGN_KINDS = ["campaign_joined", "gate_listed"]
+CAMPAIGN_KINDS = ["gate_listed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +195,21 @@ class Scope:
         return (self.bots, self.span.first, self.span.last, start, end, self.usable, self.done)
 
 
+def _title(text: str | None) -> str | None:
+    """The first line of `text`, cut to TITLE_CHARS (None when there is no text)."""
+    if not text:
+        return None
+    line = text.strip().splitlines()[0]
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def _usable(state: asyncpg.Record, zone: str) -> tuple[bool, datetime]:
+    """Whether the roll-ups are in `zone`, and how far they go (NEVER when not usable)."""
+    done = state["done_until"]
+    usable = done is not None and state["rolled_zone"] == zone
+    return usable, done if usable else NEVER
+
+
 class Report:
     """The statistics pages' and API's read side."""
 
@@ -193,9 +227,20 @@ class Report:
     async def _progress(self) -> tuple[str, bool, datetime]:
         """The workspace's zone, whether the roll-ups are in it, and how far they go."""
         state = await self.pool.fetchrow(STATE)
-        zone, done = str(state["zone"]), state["done_until"]
-        usable = done is not None and state["rolled_zone"] == zone
-        return zone, usable, done if usable else NEVER
+        zone = str(state["zone"])
+        return (zone, *_usable(state, zone))
+
+    @asynccontextmanager
+    async def _read(self, scope: Scope) -> AsyncIterator[tuple[asyncpg.Connection, Scope]]:
+        """A connection in a read-only REPEATABLE READ snapshot, and `scope` with the roll-up's
+        progress as that snapshot sees it: the roll-ups and the tail read there never overlap
+        (nor leave a gap), whatever the job folds meanwhile."""
+        async with (
+            self.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            usable, done = _usable(await conn.fetchrow(STATE), scope.zone)
+            yield conn, replace(scope, usable=usable, done=done)
 
     async def zone(self) -> str:
         """The workspace's time zone."""
@@ -204,24 +249,25 @@ class Report:
     async def totals(self, scope: Scope) -> dict[str, int]:
         """Every kind's count over the scope, plus `visitors` (distinct people) and
         `returning` (visitors not new in the span)."""
-        rows = await self.pool.fetch(TOTALS, *scope.args())
-        totals = {str(r["kind"]): int(r["n"]) for r in rows}
-        visitors = await self._rolled_visitors(scope)
-        start, end = scope.span.bounds(scope.zone)
-        args = (scope.bots, start, end, scope.usable, scope.done, scope.span.dates())
-        visitors += int(await self.pool.fetchval(LIVE_VISITORS, *args))
+        async with self._read(scope) as (conn, scope):
+            rows = await conn.fetch(TOTALS, *scope.args())
+            totals = {str(r["kind"]): int(r["n"]) for r in rows}
+            visitors = await self._rolled_visitors(conn, scope)
+            start, end = scope.span.bounds(scope.zone)
+            args = (scope.bots, start, end, scope.usable, scope.done, scope.span.dates())
+            visitors += int(await conn.fetchval(LIVE_VISITORS, *args))
         totals["visitors"] = visitors
         totals["returning"] = max(0, visitors - totals.get("visitor_new", 0))
         return totals
 
-    async def _rolled_visitors(self, scope: Scope) -> int:
+    async def _rolled_visitors(self, conn: asyncpg.Connection, scope: Scope) -> int:
         """Distinct visitors of the scope's rolled days: counted once per roll-up step (the
         hashing of a month of visits is most of a 30-day page's time), then remembered."""
         if not scope.usable:
             return 0
         key = (tuple(scope.bots), scope.span, scope.zone, scope.done)
         if key not in self._visitors:
-            n = int(await self.pool.fetchval(ROLLED_VISITORS, scope.bots, *scope.args()[1:3]))
+            n = int(await conn.fetchval(ROLLED_VISITORS, scope.bots, *scope.args()[1:3]))
             if len(self._visitors) >= CACHED:
                 self._visitors.pop(next(iter(self._visitors)))
             self._visitors[key] = n
@@ -230,7 +276,9 @@ class Report:
     async def daily(self, scope: Scope, kinds: list[str]) -> dict[str, dict[date, int]]:
         """Per kind, its count on each day of the scope (days without any are left out)."""
         out: dict[str, dict[date, int]] = defaultdict(dict)
-        for r in await self.pool.fetch(DAILY, *scope.args(), kinds, scope.zone):
+        async with self._read(scope) as (conn, scope):
+            rows = await conn.fetch(DAILY, *scope.args(), kinds, scope.zone)
+        for r in rows:
             out[str(r["kind"])][r["day"]] = int(r["n"])
         return dict(out)
 
@@ -250,25 +298,32 @@ class Report:
     ) -> dict[int, dict[str, dict[datetime, int]]]:
         """Per bot and kind, its count in each hour from `start` to `end`."""
         out: dict[int, dict[str, dict[datetime, int]]] = defaultdict(lambda: defaultdict(dict))
-        args = (scope.bots, start, end, scope.usable, scope.done, kinds, scope.zone)
-        for r in await self.pool.fetch(HOURLY, *args):
+        async with self._read(scope) as (conn, scope):
+            args = (scope.bots, start, end, scope.usable, scope.done, kinds, scope.zone)
+            rows = await conn.fetch(HOURLY, *args)
+        for r in rows:
             out[int(r["bot_id"])][str(r["kind"])][r["hour"]] = int(r["n"])
         return {b: dict(v) for b, v in out.items()}
 
     async def per_bot(self, scope: Scope) -> dict[int, dict[str, int]]:
         """Per bot: every kind's count over the scope, and `visitors`."""
         out: dict[int, dict[str, int]] = {b: {} for b in scope.bots}
-        for r in await self.pool.fetch(BY_BOT, *scope.args()):
+        async with self._read(scope) as (conn, scope):
+            kinds = await conn.fetch(BY_BOT, *scope.args())
+            visitors = await conn.fetch(VISITORS_BY_BOT, *scope.args())
+        for r in kinds:
             out.setdefault(int(r["bot_id"]), {})[str(r["kind"])] = int(r["n"])
-        for r in await self.pool.fetch(VISITORS_BY_BOT, *scope.args()):
+        for r in visitors:
             out.setdefault(int(r["bot_id"]), {})["visitors"] = int(r["n"])
         return out
 
     async def heat(self, scope: Scope, kind: str = "started") -> dict[tuple[int, int], int]:
         """(weekday, hour) → count of `kind` over the scope, weekday 0 being Monday."""
         start, end = scope.span.bounds(scope.zone)
-        args = (scope.bots, start, end, scope.usable, scope.done, [kind], scope.zone)
-        return {(r["weekday"], r["hour"]): int(r["n"]) for r in await self.pool.fetch(HEAT, *args)}
+        async with self._read(scope) as (conn, scope):
+            args = (scope.bots, start, end, scope.usable, scope.done, [kind], scope.zone)
+            rows = await conn.fetch(HEAT, *args)
+        return {(r["weekday"], r["hour"]): int(r["n"]) for r in rows}
 
     async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
         """Per content item of one bot, all time: opened, gated, joined, passed, delivered."""
@@ -279,7 +334,8 @@ class Report:
         return counts
 
     async def _by_dim(self, scope: Scope, kinds: list[str]) -> list[asyncpg.Record]:
-        return list(await self.pool.fetch(BY_DIM, *scope.args(), kinds))
+        async with self._read(scope) as (conn, scope):
+            return list(await conn.fetch(BY_DIM, *scope.args(), kinds))
 
     async def content_funnel(self, scope: Scope) -> list[dict[str, Any]]:
         """Per content item: opened, gated, joined (while its gate was open), passed,
@@ -293,7 +349,11 @@ class Report:
         names = await self.pool.fetch(CONTENT_NAMES, list(rows))
         for n in names:
             rows[int(n["id"])].update(
-                bot_id=n["bot_id"], code=n["code"], caption=n["caption"], content_kind=n["kind"]
+                bot_id=n["bot_id"],
+                code=n["code"],
+                caption=n["caption"],
+                content_kind=n["kind"],
+                title=_title(n["title"]),
             )
         out = [{"id": cid, **v} for cid, v in rows.items()]
         out.sort(key=lambda r: (-r["started"], -r["content_sent"], r["id"]))
@@ -328,18 +388,18 @@ class Report:
 
     async def campaign_funnel(self, scope: Scope) -> list[dict[str, Any]]:
         """Per campaign touching the scope: times its channel was shown in the gates of its
-        bots, joins through its links, and leaves of those joins, in the span."""
+        bots, its credited joins, and the leaves that cost a credit, in the span."""
         start, end = scope.span.bounds(scope.zone)
-        campaigns = await self.pool.fetch(CAMPAIGNS, scope.bots, start, end)
-        if not campaigns:
-            return []
-        counts = await self._by_dim(scope, CAMPAIGN_KINDS)
-        leaves = {
-            int(r["campaign_id"]): int(r["n"])
-            for r in await self.pool.fetch(
-                CAMPAIGN_LEAVES, [c["id"] for c in campaigns], start, end, scope.bots
-            )
-        }
+        async with self._read(scope) as (conn, scope):
+            campaigns = await conn.fetch(CAMPAIGNS, scope.bots, start, end)
+            if not campaigns:
+                return []
+            counts = await conn.fetch(BY_DIM, *scope.args(), CAMPAIGN_KINDS)
+            ids = [c["id"] for c in campaigns]
+            members = {
+                int(r["campaign_id"]): r
+                for r in await conn.fetch(CAMPAIGN_MEMBERS, ids, start, end, scope.bots)
+            }
         out = []
         for c in campaigns:
             bots = set(c["bots"])
@@ -350,11 +410,7 @@ class Report:
                 and r["bot_id"] in bots
                 and r["dim"] == str(c["chat_id"])
             )
-            joined = sum(
-                int(r["n"])
-                for r in counts
-                if r["kind"] == "campaign_joined" and r["dim"] == str(c["id"])
-            )
+            mine = members.get(int(c["id"]))
             out.append(
                 {
                     "id": c["id"],
@@ -362,8 +418,8 @@ class Report:
                     "chat_title": c["chat_title"],
                     "status": c["status"],
                     "gate_listed": shown,
-                    "campaign_joined": joined,
-                    "left": leaves.get(int(c["id"]), 0),
+                    "campaign_joined": int(mine["joined"]) if mine else 0,
+                    "left": int(mine["left"]) if mine else 0,
                 }
             )
         return out

@@ -7,6 +7,11 @@ an hour is folded exactly once even if two workers ever run the job at the same 
 Hours are folded once they ended SETTLE ago: an event's time is its transaction's start,
 and a handler's transaction may commit a moment after the hour it began in.
 
+Facts written for hours already folded (a history imported, or made up by the demo) reach the
+roll-ups through `rewind`, which their writer calls in its own transaction before writing
+them: the roll-ups from the first day they touch are forgotten and folded again, and pages
+read the raw facts of those days meanwhile.
+
 When the workspace's zone changes, the roll-ups are rebuilt in the background from the raw
 facts still kept; pages read the raw facts meanwhile (slower, still exact). Older roll-ups,
 whose raw events are gone, stay in the buckets of the zone they were made in.
@@ -92,6 +97,25 @@ FORGET_DAILY = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_VISITS = "DELETE FROM stats_visits WHERE day >= ($1 AT TIME ZONE $2)::date"
 REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = now() WHERE id = 1"
 
+# Rewinding to $1 (a day's start in the zone $2): take out of the all-time totals what they
+# hold of the facts from $1 on (read before the late facts are written, so exactly what was
+# folded), then let the job fold those facts, and the late ones, again.
+UNCOUNT = """
+WITH f AS (
+    SELECT bot_id, kind, dim, sum(n) AS n
+    FROM sponsorbot_stat_facts($1::timestamptz, $2::timestamptz, NULL) GROUP BY 1, 2, 3
+)
+UPDATE stats_totals s SET n = s.n - f.n
+FROM f WHERE s.bot_id = f.bot_id AND s.kind = f.kind AND s.dim = f.dim
+"""
+DAY_OF = "SELECT date_trunc('day', $1::timestamptz, $2)"
+REWOUND = """
+UPDATE stats_rollup
+SET done_until = CASE WHEN done_until IS NULL THEN NULL ELSE least(done_until, $1) END,
+    totals_until = CASE WHEN totals_until IS NULL THEN NULL ELSE least(totals_until, $1) END
+WHERE id = 1
+"""
+
 
 async def roll_up(
     pool: asyncpg.Pool, now: datetime | None = None, budget_s: float = BUDGET_S
@@ -143,6 +167,27 @@ async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
         await conn.execute(FORGET_VISITS, cut, old)
     await conn.execute(REZONED, new)
     log.info("statistics: the zone changed from %s to %s; rebuilding the roll-ups", old, new)
+
+
+async def rewind(conn: asyncpg.Connection, since: datetime) -> None:
+    """Make room for facts dated from `since` on that are about to be written in the caller's
+    transaction (call it first): the roll-ups from the start of that day (in their zone) are
+    forgotten and the job folds that time again, late facts included; pages count the raw
+    facts there until it has. Holds the roll-up's state row until the caller commits, so no
+    fold runs in between."""
+    state = await conn.fetchrow(STATE)
+    zone = str(state["zone"])
+    cut = await conn.fetchval(DAY_OF, since, zone)
+    totals_until = state["totals_until"]
+    if totals_until is not None and cut < totals_until:
+        await conn.execute(UNCOUNT, cut, totals_until)
+    done = state["done_until"]
+    if done is not None and cut < done:
+        await conn.execute(FORGET_HOURS, cut)
+        await conn.execute(FORGET_DAYS, cut, zone)
+        await conn.execute(FORGET_DAILY, cut, zone)
+        await conn.execute(FORGET_VISITS, cut, zone)
+    await conn.execute(REWOUND, cut)
 
 
 # Whole UTC months of events (and the sender's minutes) older than the kept months go, once

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -40,6 +41,14 @@ NAMES = {
     "throttled": N_("429 answers"),
 }
 RANGE_NAMES = {"today": N_("Today"), "7d": N_("7 days"), "30d": N_("30 days")}
+# What an item without a caption or text is called: its kind, then its code.
+CONTENT_KIND_NAMES = {
+    "video": N_("Video"),
+    "photo": N_("Photo"),
+    "document": N_("Document"),
+    "text": N_("Text"),
+    "batch": N_("Batch"),
+}
 TABLES = ("summary", "series", "heatmap", "content", "channels", "campaigns")
 # What makes a spreadsheet read a cell as a formula (CSV injection): such text gets a leading '.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -103,6 +112,8 @@ async def stats_page(request: Request, viewer: View) -> Response:
     def url(path: str = "/stats", **more: Any) -> str:
         return f"{path}?{urlencode({**base, **more})}"
 
+    for item in report.contents:
+        item["label"] = content_title(item, _)
     label = _(NAMES[report.metric])
     series = stats_chart.series(
         [
@@ -175,8 +186,14 @@ def csv_rows(report: Overview, table: str) -> list[list[Any]]:
         ]
     if table == "content":
         steps = (*FUNNEL, "gate_passed", "content_sent")
-        return [["content_id", "bot_id", "code", *steps]] + [
-            [c["id"], c.get("bot_id", ""), c.get("code", ""), *(c[k] for k in steps)]
+        return [["content_id", "bot_id", "code", "title", *steps]] + [
+            [
+                c["id"],
+                c.get("bot_id", ""),
+                c.get("code", ""),
+                content_title(c, str),
+                *(c[k] for k in steps),
+            ]
             for c in report.contents
         ]
     if table == "channels":
@@ -189,6 +206,15 @@ def csv_rows(report: Overview, table: str) -> list[list[Any]]:
         [c["id"], c["name"], c["chat_title"], c["status"], *(c[k] for k in figures)]
         for c in report.campaigns
     ]
+
+
+def content_title(item: dict[str, Any], translate: Callable[[str], str]) -> str:
+    """An item's readable title: its caption or text, else its kind (put through
+    `translate`) and its code."""
+    if item.get("title"):
+        return str(item["title"])
+    kind = CONTENT_KIND_NAMES.get(str(item.get("content_kind")), N_("Content"))
+    return f"{translate(kind)} · {item.get('code') or item['id']}"
 
 
 def csv_cell(value: Any) -> Any:

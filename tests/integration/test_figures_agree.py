@@ -1,0 +1,389 @@
+"""One truth for every figure: the statistics page, its CSVs, the campaign pages, the sponsor's
+report and the raw rows agree, for the demo's month of history and for facts written late and
+out of order, over ranges that cut across days in a half-hour zone (Asia/Tehran).
+
+The demo's history is made and written by the demo's own code (demo/campaigns.py and
+demo/history.py) into a database whose roll-up job had already run, as it has in the demo (the
+product starts before the history is written). Then more facts arrive, dated days back and
+shuffled. Every figure is compared with counting the raw rows, and with the same figure
+wherever else it is shown.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from sponsorbot.demo import campaigns as demo_campaigns
+from sponsorbot.demo import history
+from sponsorbot.demo.setup import TIME_ZONE, Content, ProductBot
+from sponsorbot.demo.world import PLANS, SPONSORS, SimBot, SimChannel, SimSponsor, World
+from sponsorbot.features.stats.hours import Span, day_start, local_day
+from sponsorbot.features.stats.report import Report
+from sponsorbot.features.stats.rollup import rewind, roll_up
+from tests.integration.panel_kit import PanelApp, add_member, client, sign_in
+
+BOT = """
+INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path, webhook_secret_hash)
+VALUES ($1, $2, '', 'xxxx', 'polling', $2, '')
+"""
+CHANNEL = """
+INSERT INTO channels (bot_id, chat_id, title, username, chat_type)
+VALUES ($1, $2, $3, $4, 'channel')
+"""
+GATE = """
+INSERT INTO gate_channels (bot_id, chat_id, position, request_counts) VALUES ($1, $2, $3, $4)
+"""
+CONTENT = """
+INSERT INTO contents (bot_id, code, kind, items, caption, created_by)
+VALUES ($1, $2, $3, $4::jsonb, $5, 'api:test') RETURNING id
+"""
+CAMPAIGN = """
+INSERT INTO campaigns (name, chat_id, chat_title, chat_username, goal_kind, starts_at, retention,
+                       position, status, report_token, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, make_interval(hours => $7), $8, 'running', $9, 'api:test')
+RETURNING id
+"""
+CAMPAIGN_BOT = "INSERT INTO campaign_bots (campaign_id, bot_id, invite_link) VALUES ($1, $2, $3)"
+EVENTS = """
+INSERT INTO events (bot_id, at, kind, user_id, content_id, chat_id, data)
+SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::bigint[], $5::bigint[],
+                     $6::bigint[], $7::jsonb[])
+"""
+# The raw truth: events of a kind in [start, end), all bots or one.
+RAW = """
+SELECT kind, count(*) AS n FROM events
+WHERE at >= $1 AND at < $2 AND ($3::bigint IS NULL OR bot_id = $3)
+GROUP BY kind
+"""
+RAW_BY_CHAT = """
+SELECT bot_id, chat_id, kind, count(*) AS n FROM events
+WHERE at >= $1 AND at < $2 AND kind IN ('joined', 'left') GROUP BY 1, 2, 3
+"""
+# A campaign's first joins through its links per person, counted from the events alone.
+FIRST_JOINS = """
+SELECT count(DISTINCT e.user_id) FROM events e
+JOIN campaign_bots cb ON cb.bot_id = e.bot_id AND cb.invite_link = e.data ->> 'link'
+WHERE e.kind = 'joined' AND cb.campaign_id = $1
+"""
+FIGURES = ("started", "joined", "gate_passed", "content_sent", "gate_shown")
+BASE_ID = 7_000_000_000
+
+
+async def _demo(pool: asyncpg.Pool, dsn: str, now: datetime) -> list[int]:
+    """The demo's bots, channels, content and campaigns as rows, then its month of history made
+    and written by the demo's own code; the campaigns' ids."""
+    bots: list[ProductBot] = []
+    chat = -1_001_000_000_000
+    sim_bots = []
+    for n, plan in enumerate(PLANS):
+        sim = SimBot(plan, BASE_ID + n, "token")
+        await pool.execute(BOT, sim.id, plan.username)
+        for place, channel in enumerate(plan.channels):
+            chat -= 1
+            sim.channels.append(SimChannel(channel, chat))
+            await pool.execute(CHANNEL, sim.id, chat, channel.title, channel.username)
+            await pool.execute(GATE, sim.id, chat, place, channel.join_request)
+        contents = []
+        for i, (kind, caption) in enumerate(plan.contents):
+            items = f'[{{"kind": "{kind}", "file_id": "f{i}"}}]'
+            # Every other item has no caption: the tables must still name it readably.
+            text = caption if i % 2 == 0 else None
+            code = f"c{n}x{i}"
+            made = await pool.fetchval(CONTENT, sim.id, code, kind, items, text)
+            contents.append(Content(int(made), code))
+        sim_bots.append(sim)
+        gate = [(c.chat_id, c.plan.join_request) for c in sim.channels]
+        bots.append(ProductBot(sim, contents, gate))
+    by_name = {b.plan.username: b.id for b in sim_bots}
+    sponsors = []
+    for sponsoring in SPONSORS:
+        chat -= 1
+        admins = tuple(by_name[b] for b in sponsoring.bots)
+        sponsors.append(SimSponsor(sponsoring, chat, admins))
+    world = World(1, 2, [], sim_bots, sponsors)
+    planned = demo_campaigns.planned(world, now)
+    ids = []
+    for made in planned:
+        wanted, window = made.plan, made.window
+        sponsor = next(s for s in sponsors if s.chat_id == window.chat_id)
+        campaign_id = await pool.fetchval(
+            CAMPAIGN,
+            wanted.name,
+            window.chat_id,
+            sponsor.plan.title,
+            sponsor.plan.username,
+            wanted.goal_kind,
+            window.start,
+            wanted.retention_hours,
+            wanted.position,
+            f"report-{wanted.sponsor}",
+        )
+        for bot_id in sorted(window.bot_ids):
+            link = f"https://t.me/+{campaign_id}x{bot_id}"
+            await pool.execute(CAMPAIGN_BOT, campaign_id, bot_id, link)
+        ids.append(int(campaign_id))
+    windows = [m.window for m in planned]
+    since = now - timedelta(days=history.DAYS)
+    made_history, outcomes = demo_campaigns.make_history(
+        bots, since, now, 11, planned, windows, frozenset()
+    )
+    plain = await asyncpg.connect(dsn)
+    try:
+        async with plain.transaction():
+            links = await demo_campaigns.links(plain, windows, ids)
+            await history.write(plain, made_history, since, now, links)
+            await demo_campaigns.save(plain, outcomes, ids, [])
+    finally:
+        await plain.close()
+    return ids
+
+
+async def _late(pool: asyncpg.Pool, now: datetime) -> None:
+    """Facts that arrive late: dated up to ten days back, in no order, after the roll-up folded
+    those days; their writer rewinds the roll-ups first (rollup.rewind)."""
+    rng = random.Random(5)
+    bots = [BASE_ID + n for n in range(len(PLANS))]
+    rows: list[tuple[Any, ...]] = []
+    for _ in range(600):
+        bot = rng.choice(bots)
+        at = now - timedelta(minutes=rng.randrange(10, 10 * 24 * 60), seconds=rng.random())
+        kind = rng.choice(("started", "gate_passed", "content_sent", "joined", "left"))
+        chat = -1_001_000_000_001 if kind in ("joined", "left") else None
+        rows.append((bot, at, kind, rng.randrange(1, 50), None, chat, None))
+    rng.shuffle(rows)
+    async with pool.acquire() as conn, conn.transaction():
+        await rewind(conn, min(r[1] for r in rows))
+        await conn.execute(EVENTS, *(list(col) for col in zip(*rows, strict=True)))
+
+
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+
+
+async def _table(
+    http: httpx.AsyncClient, table: str, span: Span, **more: str
+) -> list[dict[str, str]]:
+    query = {"range": "custom", "from": span.first.isoformat(), "to": span.last.isoformat()}
+    got = await http.get("/stats.csv", params={**query, "table": table, **more})
+    assert got.status_code == 200, got.text
+    return _csv(got.text)
+
+
+async def _check_span(
+    panel: PanelApp, http: httpx.AsyncClient, span: Span, problems: list[str]
+) -> None:
+    """Every statistics figure of `span` against the raw rows and against each other."""
+    pool = panel.pool
+    start, end = span.bounds(TIME_ZONE)
+    name = f"{span.first}..{span.last}"
+    raw = {str(r["kind"]): int(r["n"]) for r in await pool.fetch(RAW, start, end, None)}
+    summary = {r["figure"]: int(r["value"]) for r in await _table(http, "summary", span)}
+    for figure in FIGURES:
+        if summary[figure] != raw.get(figure, 0):
+            problems.append(
+                f"{name}: statistics say {figure}={summary[figure]}, "
+                f"the events hold {raw.get(figure, 0)}"
+            )
+        series = await _table(http, "series", span, metric=figure)
+        total = sum(int(r[figure]) for r in series)
+        if total != summary[figure]:
+            problems.append(f"{name}: the {figure} chart adds up to {total}, not {summary[figure]}")
+    heat = sum(int(r["links_opened"]) for r in await _table(http, "heatmap", span))
+    if heat != summary["started"]:
+        problems.append(f"{name}: the heat map holds {heat} links opened, not {summary['started']}")
+    per_bot: dict[str, int] = {}
+    for bot in range(len(PLANS)):
+        rows = await _table(http, "summary", span, bot=str(BASE_ID + bot))
+        for r in rows:
+            per_bot[r["figure"]] = per_bot.get(r["figure"], 0) + int(r["value"])
+    for figure in FIGURES:
+        if per_bot.get(figure, 0) != summary[figure]:
+            problems.append(
+                f"{name}: {figure} per bot adds up to {per_bot.get(figure, 0)}, "
+                f"not {summary[figure]}"
+            )
+    channels = await _table(http, "channels", span)
+    by_chat = {
+        (int(r["bot_id"]), int(r["chat_id"]), str(r["kind"])): int(r["n"])
+        for r in await pool.fetch(RAW_BY_CHAT, start, end)
+    }
+    for row in channels:
+        for kind in ("joined", "left"):
+            want = by_chat.get((int(row["bot_id"]), int(row["chat_id"]), kind), 0)
+            if int(row[kind]) != want:
+                problems.append(
+                    f"{name}: channel {row['title']} shows {kind}={row[kind]}, events hold {want}"
+                )
+    joined = sum(int(r["joined"]) for r in channels)
+    if joined != summary["joined"]:
+        problems.append(f"{name}: channel joins add up to {joined}, not {summary['joined']}")
+    contents = await _table(http, "content", span)
+    opened = sum(int(r["started"]) for r in contents)
+    with_item = await pool.fetchval(
+        "SELECT count(*) FROM events WHERE kind = 'started' AND content_id IS NOT NULL"
+        " AND at >= $1 AND at < $2",
+        start,
+        end,
+    )
+    if opened != with_item:
+        problems.append(f"{name}: content opens add up to {opened}, events hold {with_item}")
+    if any(not r.get("title") for r in contents):
+        problems.append(f"{name}: the content CSV has rows without a title")
+    service = panel.services.campaigns
+    for row in await _table(http, "campaigns", span):
+        campaign = await service.get(int(row["campaign_id"]))
+        hours = await service.hours(campaign, TIME_ZONE)
+        inside = [h for h in hours if start <= h["hour"] < end]
+        joins, leaves = sum(h["joins"] for h in inside), sum(h["leaves"] for h in inside)
+        if int(row["campaign_joined"]) != joins or int(row["left"]) != leaves:
+            problems.append(
+                f"{name}: campaign {row['name']!r} in statistics joined={row['campaign_joined']}"
+                f" left={row['left']}; its own chart over the span joined={joins} left={leaves}"
+            )
+
+
+async def _check_campaigns(
+    panel: PanelApp, http: httpx.AsyncClient, ids: list[int], problems: list[str]
+) -> None:
+    """Each campaign over its whole life: its page, its chart, its report, its bots, the
+    statistics' campaign table and the raw joins."""
+    service = panel.services.campaigns
+    today = local_day(datetime.now(UTC), TIME_ZONE)
+    whole = Span(today - timedelta(days=history.DAYS + 2), today)
+    table = {int(r["campaign_id"]): r for r in await _table(http, "campaigns", whole)}
+    for campaign_id in ids:
+        page = await service.get(campaign_id)
+        name = page["name"]
+        hours = await service.hours(page, TIME_ZONE)
+        report = await service.report(str(page["report_token"]))
+        shown = {
+            "page": (page["joins"], page["left"]),
+            "report": (report["joins"], report["left"]),
+            "chart": (sum(h["joins"] for h in hours), sum(h["leaves"] for h in hours)),
+            "bots": (
+                sum(b["joins"] for b in page["by_bot"]),
+                sum(b["left"] for b in page["by_bot"]),
+            ),
+            "statistics": (
+                int(table[campaign_id]["campaign_joined"]),
+                int(table[campaign_id]["left"]),
+            ),
+            "events": (int(await panel.pool.fetchval(FIRST_JOINS, campaign_id)), page["left"]),
+        }
+        if len(set(shown.values())) != 1:
+            problems.append(f"campaign {name!r}: (joins, left) differ: {shown}")
+        detail = await http.get(f"/campaigns/{campaign_id}")
+        assert detail.status_code == 200
+
+
+async def _everything(panel: PanelApp, http: httpx.AsyncClient, ids: list[int]) -> list[str]:
+    today = local_day(datetime.now(UTC), TIME_ZONE)
+    spans = [
+        Span(today - timedelta(days=6), today),
+        Span(today - timedelta(days=29), today),
+        Span(today - timedelta(days=20), today - timedelta(days=10)),
+        Span(today - timedelta(days=3), today - timedelta(days=3)),
+    ]
+    problems: list[str] = []
+    for span in spans:
+        await _check_span(panel, http, span, problems)
+    await _check_campaigns(panel, http, ids, problems)
+    return problems
+
+
+async def test_every_figure_agrees_everywhere_for_the_demo_history_and_late_facts(
+    panel: PanelApp, pool: asyncpg.Pool, db_dsn: str
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    panel.clock.now = now
+    await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", TIME_ZONE)
+    for ahead in range(-2, 2):
+        await pool.execute("SELECT sponsorbot_events_month($1)", now + timedelta(days=31 * ahead))
+    # The product runs before the demo writes its month: the job has folded up to now.
+    await roll_up(pool, now=now)
+    assert await pool.fetchval("SELECT done_until FROM stats_rollup") is not None
+    ids = await _demo(pool, db_dsn, now)
+    http = client(panel.app)
+    await sign_in(http, await add_member(pool, "owner"))
+
+    found = await _everything(panel, http, ids)
+    await roll_up(pool, now=now + timedelta(minutes=5))
+    found += await _everything(panel, http, ids)
+    await _late(pool, now)
+    found += await _everything(panel, http, ids)
+    # The job folds part of it: the pages read roll-ups and the raw tail at once.
+    await roll_up(pool, now=now - timedelta(days=4, hours=5))
+    found += await _everything(panel, http, ids)
+    await roll_up(pool, now=now + timedelta(minutes=5))
+    found += await _everything(panel, http, ids)
+    assert not found, "\n".join(dict.fromkeys(found))
+
+
+async def test_the_demo_month_fills_every_day_of_the_charts_and_the_heat_map(
+    panel: PanelApp, pool: asyncpg.Pool, db_dsn: str
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    panel.clock.now = now
+    await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", TIME_ZONE)
+    for ahead in range(-2, 2):
+        await pool.execute("SELECT sponsorbot_events_month($1)", now + timedelta(days=31 * ahead))
+    await roll_up(pool, now=now)
+    await _demo(pool, db_dsn, now)
+    await roll_up(pool, now=now + timedelta(minutes=5))
+    http = client(panel.app)
+    await sign_in(http, await add_member(pool, "owner"))
+    today = local_day(now, TIME_ZONE)
+    month = Span(today - timedelta(days=28), today - timedelta(days=1))
+    for metric in ("started", "joined", "gate_passed"):
+        series = await _table(http, "series", month, metric=metric)
+        empty = [r["day"] for r in series if int(r[metric]) == 0]
+        assert not empty, f"{metric}: no bar on {empty}"
+    heat = await _table(http, "heatmap", month)
+    assert len([r for r in heat if int(r["links_opened"]) > 0]) >= 160  # of 168 hours a week
+    page = await http.get("/stats?range=30d")
+    assert "No data in this range" not in page.text
+
+
+async def test_a_fold_while_a_page_reads_is_seen_wholly_or_not_at_all(
+    pool: asyncpg.Pool,
+) -> None:
+    await pool.execute(BOT, BASE_ID, "fold_bot")
+    now = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", TIME_ZONE)
+    await pool.execute("SELECT sponsorbot_events_month($1)", now)
+    moments = [now - timedelta(hours=h, minutes=7) for h in range(48)]
+    await pool.execute(
+        EVENTS,
+        [BASE_ID] * len(moments),
+        moments,
+        ["started"] * len(moments),
+        list(range(len(moments))),
+        [None] * len(moments),
+        [None] * len(moments),
+        [None] * len(moments),
+    )
+    await roll_up(pool, now=now - timedelta(hours=30))
+    report = Report(pool)
+    today = local_day(now, TIME_ZONE)
+    span = Span(today - timedelta(days=2), today)
+    scope = await report.scope(None, span)
+    # The job folds the rest between the page's first read and its figures.
+    await roll_up(pool, now=now + timedelta(minutes=5))
+    start, end = span.bounds(TIME_ZONE)
+    want = sum(start <= m < end for m in moments)
+    assert (await report.totals(scope))["started"] == want
+    assert sum((await report.daily(scope, ["started"])).get("started", {}).values()) == want
+    assert sum((await report.heat(scope)).values()) == want
+
+
+@pytest.mark.parametrize("day", [date(2026, 3, 20), date(2026, 9, 22)])
+def test_a_tehran_day_starts_at_half_past_the_utc_hour(day: date) -> None:
+    assert day_start(day, TIME_ZONE).minute == 30
