@@ -41,7 +41,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_pay": (
             "Order #{order} is approved. Please pay exactly {amounts} on TRON ({network}) to "
-            "this address:\n<code>{address}</code>\n\nPay by {expires} (UTC), from any wallet. "
+            "this address:\n<code>{address}</code>\n\nPay by {expires}, from any wallet. "
             "The last digits of the amount are your order's own: a transfer of exactly this "
             "amount is credited by itself, any other amount waits for the owner. Sending the "
             "transaction hash or its TronScan link here speeds it up. /orders shows this again."
@@ -77,7 +77,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "{paid} of {price} USDT paid."
         ),
         "shop_still_due": (
-            "{left} USDT is still due. Please pay exactly {amounts} by {due} (UTC): the "
+            "{left} USDT is still due. Please pay exactly {amounts} by {due}: the "
             "amount is new, with your order's own last digits."
         ),
         "shop_requoted": (
@@ -98,7 +98,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_reason_wrong_address": "the coins went to {to}, not to the shop's address {address}.",
         "shop_reason_too_early": (
-            "it was made on {block_time} (UTC), before your order was approved; "
+            "it was made on {block_time}, before your order was approved; "
             "an older payment cannot pay a new order."
         ),
         "shop_reason_failed": "it failed on the network, so no coins moved.",
@@ -116,7 +116,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "the network could not be asked about it for a day; the owner can see why."
         ),
         "shop_reminder": (
-            "Reminder: {left} USDT is still due for order #{order}, by {due} (UTC). Please pay "
+            "Reminder: {left} USDT is still due for order #{order}, by {due}. Please pay "
             "exactly {amounts}."
         ),
         "shop_expired": "Order #{order} has expired without full payment. {paid}",
@@ -145,31 +145,38 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
     "fa": {
         "shop_button": "📣 تبلیغ در این ربات",
         "shop_closed": "این ربات فعلاً تبلیغ نمی‌پذیرد.",
-        "shop_menu": "<b>تبلیغ در این ربات</b>\nچه چیزی رزرو می‌کنید؟ (قیمت‌ها به USDT):",
+        "shop_menu": "<b>تبلیغ در این ربات</b>\nچه چیزی رزرو می‌کنید؟ (قیمت‌ها به \u2066USDT\u2069):",
         "shop_empty": "فعلاً چیزی برای رزرو نیست. لطفاً بعداً سر بزنید.",
-        "shop_product_button": "{title} · {price} USDT",
+        "shop_product_button": "\u2068{title}\u2069 · \u2066{price} USDT\u2069",
         "shop_ask_channel": (
-            "کانال خود را بفرستید: @نام‌کاربری، لینک t.me، یا یک پست از آن را فوروارد کنید.\n"
+            "کانال خود را بفرستید: \u2066@\u2069نام‌کاربری، لینک \u2066t.me\u2069، "
+            "یا یک پست از آن را فوروارد کنید.\n"
             "اول این ربات را با دسترسی «دعوت کاربران با پیوند» ادمین کانال کنید تا بتواند "
-            "عضویت‌ها را بررسی کند. /cancel لغو می‌کند."
+            "عضویت‌ها را بررسی کند. \u2066/cancel\u2069 لغو می‌کند."
         ),
         "shop_ask_post": (
             "پست را همان‌طور که باید فرستاده شود بفرستید: متن، یا عکس یا ویدیو با توضیح.\n"
             "برای دکمه، در پایان خطی مانند این بنویسید:\n"
-            "<code>متن دکمه - https://example.com</code>\n/cancel لغو می‌کند."
+            "<code>متن دکمه - \u2066https://example.com\u2069</code>\n"
+            "\u2066/cancel\u2069 لغو می‌کند."
         ),
         "shop_ask_banner": (
-            "بنر را بفرستید: متن آن در خط اول و لینک آن در خط دوم.\n/cancel لغو می‌کند."
+            "بنر را بفرستید: متن آن در خط اول و لینک آن در خط دوم.\n\u2066/cancel\u2069 لغو می‌کند."
         ),
-        "shop_bad_material": "این قابل استفاده نیست: {reason}\nلطفاً دوباره بفرستید، یا /cancel.",
-        "shop_summary": "<b>سفارش شما</b>\n{product}: {price} USDT\n{material}\n\nثبت شود؟",
+        "shop_bad_material": (
+            "این قابل استفاده نیست: {reason}\nلطفاً دوباره بفرستید، یا \u2066/cancel\u2069."
+        ),
+        "shop_summary": (
+            "<b>سفارش شما</b>\n\u2068{product}\u2069: \u2066{price} USDT\u2069\n{material}\n\n"
+            "ثبت شود؟"
+        ),
         "shop_submit_button": "ثبت ✅",
         "shop_cancel_button": "لغو",
         "shop_submitted": (
             "سفارش #{order} ثبت شد. پاسخ مالک همین‌جا می‌رسد و پس از تأیید، "
             "مشخصات پرداخت را دریافت می‌کنید."
         ),
-        "shop_cancelled": "لغو شد. با /advertise دوباره شروع کنید.",
+        "shop_cancelled": "لغو شد. با \u2066/advertise\u2069 دوباره شروع کنید.",
         "shop_nothing_open": "چیزی برای لغو نیست.",
         "shop_rejected": "سفارش #{order} پذیرفته نشد: {reason}",
         "shop_change_asked": (
@@ -177,26 +184,29 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "لطفاً محتوا را دوباره بفرستید."
         ),
         "shop_pay": (
-            "سفارش #{order} تأیید شد. لطفاً دقیقاً {amounts} را در شبکهٔ ترون ({network}) به "
+            "سفارش #{order} تأیید شد. لطفاً دقیقاً {amounts} را در ترون ({network}) به "
             "این آدرس بپردازید:\n\u2066<code>{address}</code>\u2069\n\n"
-            "تا \u2066{expires} (UTC)\u2069 از هر کیف پولی بپردازید. رقم‌های آخر مبلغ مخصوص "
+            "تا \u2066{expires}\u2069 از هر کیف پولی بپردازید. رقم‌های آخر مبلغ مخصوص "
             "سفارش شماست: انتقالی با دقیقاً همین "
             "مبلغ خودبه‌خود ثبت می‌شود و هر مبلغ دیگری منتظر مالک می‌ماند. فرستادن هش تراکنش یا "
-            "لینک TronScan آن در همین‌جا کار را سریع‌تر می‌کند. \u2066/orders\u2069 این را دوباره "
-            "نشان می‌دهد."
+            "لینک \u2066TronScan\u2069 آن در همین‌جا کار را سریع‌تر می‌کند. "
+            "\u2066/orders\u2069 این را دوباره نشان می‌دهد."
         ),
-        "shop_amount_usdt": "\u2066<code>{usdt}</code> <b>USDT</b>\u2069 (TRC-20)",
+        "shop_amount_usdt": "\u2066<code>{usdt}</code> <b>USDT</b> (TRC-20)\u2069",
         "shop_amount_trx": (
-            "\u2066<code>{trx}</code> <b>TRX</b>\u2069 (با نرخ \u2066{rate} USDT\u2069 برای هر TRX)"
+            "\u2066<code>{trx}</code> <b>TRX</b>\u2069 "
+            "(با نرخ \u2066{rate} USDT\u2069 برای هر \u2066TRX\u2069)"
         ),
         "shop_or": " یا ",
-        "shop_qr_caption": "برای پرداخت سفارش #{order} اسکن کنید: {address}",
+        "shop_qr_caption": "برای پرداخت سفارش #{order} اسکن کنید: \u2066{address}\u2069",
         "shop_bad_hash": (
-            "این هش تراکنش نیست. هش ۶۴ نویسه‌ای (حروف a تا f و رقم) یا لینک TronScan "
-            "تراکنش را بفرستید."
+            "این هش تراکنش نیست. هش ۶۴ نویسه‌ای (حروف \u2066a\u2069 تا \u2066f\u2069 و رقم) "
+            "یا لینک \u2066TronScan\u2069 تراکنش را بفرستید."
         ),
-        "shop_checking": "تراکنش {hash} در حال بررسی است. پاسخ تا یک دقیقه همین‌جا می‌رسد.",
-        "shop_already_checking": "تراکنش {hash} برای این سفارش در حال بررسی است.",
+        "shop_checking": (
+            "تراکنش \u2066{hash}\u2069 در حال بررسی است. پاسخ تا یک دقیقه همین‌جا می‌رسد."
+        ),
+        "shop_already_checking": "تراکنش \u2066{hash}\u2069 برای این سفارش در حال بررسی است.",
         "shop_already_counted": "تراکنش \u2066{hash}\u2069 پیش‌تر برای سفارش #{order} حساب شده است.",
         "shop_not_payable": "سفارشی در انتظار پرداخت ندارید.",
         "shop_too_many_hashes": (
@@ -208,19 +218,20 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "یکی پرداخت، رد یا لغو شود."
         ),
         "shop_unconfirmed": (
-            "تراکنش {hash} در شبکه هست ولی هنوز تأیید نشده. تا ۱۵ دقیقه بررسی را ادامه می‌دهم."
+            "تراکنش \u2066{hash}\u2069 در شبکه هست ولی هنوز تأیید نشده. "
+            "تا ۱۵ دقیقه بررسی را ادامه می‌دهم."
         ),
         "shop_credited": (
-            "{amount} {coin} (معادل {credited} USDT) برای سفارش #{order} دریافت شد: "
-            "{paid} از {price} USDT پرداخت شده."
+            "\u2066{amount} {coin}\u2069 (معادل \u2066{credited} USDT\u2069) برای سفارش #{order} "
+            "دریافت شد: \u2066{paid}\u2069 از \u2066{price} USDT\u2069 پرداخت شده."
         ),
         "shop_still_due": (
-            "\u2066{left} USDT\u2069 هنوز باقی است. لطفاً تا \u2066{due} (UTC)\u2069 دقیقاً "
+            "\u2066{left} USDT\u2069 هنوز باقی است. لطفاً تا \u2066{due}\u2069 دقیقاً "
             "{amounts} بپردازید: مبلغ تازه است و رقم‌های آخرش مخصوص سفارش شماست."
         ),
         "shop_requoted": (
-            "نرخ TRX یک روز نگه داشته می‌شود، پس سفارش #{order} نرخ تازه‌ای دارد: "
-            "\u2066{rate} USDT\u2069 برای هر TRX. لطفاً دقیقاً {amounts} بپردازید."
+            "نرخ \u2066TRX\u2069 یک روز نگه داشته می‌شود، پس سفارش #{order} نرخ تازه‌ای دارد: "
+            "\u2066{rate} USDT\u2069 برای هر \u2066TRX\u2069. لطفاً دقیقاً {amounts} بپردازید."
         ),
         "shop_held": (
             "تراکنش \u2066{hash}\u2069 مبلغ \u2066{amount} {coin}\u2069 آورده که مبلغ دقیق سفارش "
@@ -228,34 +239,40 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
             "فوری، دقیقاً {amounts} بپردازید."
         ),
         "shop_paid": "سفارش #{order} کامل پرداخت شد. ممنون! تبلیغ شما اکنون شروع می‌شود.",
-        "shop_overpaid": "{extra} USDT بیش از قیمت پرداخت کرده‌اید؛ مالک آن را می‌بیند.",
-        "shop_payment_refused": "تراکنش {hash} برای سفارش #{order} پذیرفته نیست: {reason}",
-        "shop_reason_no_usdt": (
-            "هیچ USDT یا TRX قابل قبولی جابه‌جا نکرده است (فقط قرارداد رسمی USDT حساب است، "
-            "نه توکنی که فقط نامش USDT است)."
+        "shop_overpaid": "\u2066{extra} USDT\u2069 بیش از قیمت پرداخت کرده‌اید؛ مالک آن را می‌بیند.",
+        "shop_payment_refused": (
+            "تراکنش \u2066{hash}\u2069 برای سفارش #{order} پذیرفته نیست: {reason}"
         ),
-        "shop_reason_wrong_address": "سکه‌ها به {to} رفته‌اند، نه به آدرس فروشگاه {address}.",
+        "shop_reason_no_usdt": (
+            "هیچ \u2066USDT\u2069 یا \u2066TRX\u2069 قابل قبولی جابه‌جا نکرده است (فقط قرارداد رسمی "
+            "\u2066USDT\u2069 حساب است، نه توکنی که فقط نامش \u2066USDT\u2069 است)."
+        ),
+        "shop_reason_wrong_address": (
+            "سکه‌ها به \u2066{to}\u2069 رفته‌اند، نه به آدرس فروشگاه \u2066{address}\u2069."
+        ),
         "shop_reason_too_early": (
-            "در {block_time} (UTC)، پیش از تأیید سفارش شما انجام شده است؛ "
+            "در \u2066{block_time}\u2069، پیش از تأیید سفارش شما انجام شده است؛ "
             "پرداخت قدیمی‌تر نمی‌تواند سفارش تازه را بپردازد."
         ),
         "shop_reason_failed": "در شبکه ناموفق بوده و سکه‌ای جابه‌جا نشده است.",
         "shop_reason_already_used": "پیش‌تر یک سفارش را پرداخت کرده است.",
         "shop_reason_wrong_network": (
-            "USDT شبکهٔ دیگری از ترون است؛ این فروشگاه {network} را می‌پذیرد."
+            "\u2066USDT\u2069 شبکهٔ دیگری از ترون است؛ این فروشگاه {network} را می‌پذیرد."
         ),
         "shop_reason_unknown": (
-            "شبکهٔ {network} آن را نمی‌شناسد (۱۵ دقیقه بررسی شد). هش و شبکه را بررسی کنید."
+            "{network} آن را نمی‌شناسد (۱۵ دقیقه بررسی شد). هش و شبکه را بررسی کنید."
         ),
         "shop_reason_unconfirmed": "در ۱۵ دقیقه تأیید نشد.",
         "shop_reason_returned": "مالک این انتقال را بازگردانده است.",
         "shop_reason_lookup_failed": "یک روز نشد از شبکه دربارهٔ آن پرسید؛ مالک علتش را می‌بیند.",
         "shop_reminder": (
-            "یادآوری: \u2066{left} USDT\u2069 برای سفارش #{order} تا \u2066{due} (UTC)\u2069 "
+            "یادآوری: \u2066{left} USDT\u2069 برای سفارش #{order} تا \u2066{due}\u2069 "
             "باقی است. لطفاً دقیقاً {amounts} بپردازید."
         ),
         "shop_expired": "مهلت سفارش #{order} بدون پرداخت کامل تمام شد. {paid}",
-        "shop_expired_paid": "{paid} USDT پرداختی شما ثبت شده است؛ مالک با شما تماس می‌گیرد.",
+        "shop_expired_paid": (
+            "\u2066{paid} USDT\u2069 پرداختی شما ثبت شده است؛ مالک با شما تماس می‌گیرد."
+        ),
         "shop_started": "تبلیغ سفارش #{order} در حال اجراست.",
         "shop_report_gate_slot": "سفارش #{order} کامل شد: {joins} نفر عضو کانال شما شدند.",
         "shop_report_broadcast": "سفارش #{order} کامل شد: پست شما به {reached} نفر رسید.",
@@ -264,7 +281,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_order_cancelled": "سفارش #{order} لغو شد. {reason}",
         "shop_banner_open": "باز کردن ↗",
         "shop_your_orders": "<b>سفارش‌های شما</b>\n{orders}",
-        "shop_no_orders": "هنوز سفارشی ندارید. با /advertise رزرو کنید.",
+        "shop_no_orders": "هنوز سفارشی ندارید. با \u2066/advertise\u2069 رزرو کنید.",
         "shop_state_submitted": "در انتظار بررسی مالک",
         "shop_state_in_review": "تغییر خواسته شده: محتوا را دوباره بفرستید",
         "shop_state_awaiting_payment": "تأیید شده، در انتظار پرداخت شما",

@@ -111,12 +111,14 @@ TEAM_TEXTS: dict[str, dict[str, str]] = {
     },
     "fa": {
         "order_review": (
-            "🛒 <b>سفارش تازهٔ #{order}</b> برای بررسی\n{title} · \u2066{price} USDT\u2069\n"
+            "🛒 <b>سفارش تازهٔ #{order}</b> برای بررسی\n"
+            "\u2068{title}\u2069 · \u2066{price} USDT\u2069\n"
             "از {advertiser} در \u2066@{bot}\u2069\n{material}"
         ),
         "order_resubmitted": (
             "🛒 <b>سفارش #{order} تغییر کرد</b>: آگهی‌دهنده محتوای تازه فرستاد\n"
-            "{title} · \u2066{price} USDT\u2069\nاز {advertiser} در \u2066@{bot}\u2069\n{material}"
+            "\u2068{title}\u2069 · \u2066{price} USDT\u2069\n"
+            "از {advertiser} در \u2066@{bot}\u2069\n{material}"
         ),
         "payment_credited": (
             "💰 <b>پرداخت برای سفارش #{order} ثبت شد</b>: \u2066{amount} {coin}\u2069 "
@@ -151,7 +153,8 @@ TEAM_TEXTS: dict[str, dict[str, str]] = {
             "اجرای دوباره آن‌ها را می‌فرستد."
         ),
         "tron_key": (
-            "🔑 <b>TronGrid کلید \u2066API\u2069 فروشگاه \u2066@{bot}\u2069 را نپذیرفت</b>: تا "
+            "🔑 <b>\u2066TronGrid\u2069 کلید \u2066API\u2069 فروشگاه \u2066@{bot}\u2069 "
+            "را نپذیرفت</b>: تا "
             "کلید در تنظیمات فروشگاه عوض نشود، پرداخت‌ها بررسی نمی‌شوند."
         ),
         "campaign_reached": (
@@ -159,7 +162,8 @@ TEAM_TEXTS: dict[str, dict[str, str]] = {
         ),
         "campaign_ended": "🏁 <b>کمپین «{name}» پایان یافت</b>: {joins} عضویت، {left} ترک.",
         "broadcast_done": (
-            "📣 <b>ارسال همگانی «{title}» در \u2066@{bot}\u2069 تمام شد</b>: {sent} ارسال، "
+            "📣 <b>ارسال همگانی «\u2068{title}\u2069» در \u2066@{bot}\u2069 تمام شد</b>: "
+            "{sent} ارسال، "
             "{blocked} ربات را مسدود کرده‌اند، {failed} ناموفق."
         ),
         "digest": (

@@ -9,18 +9,36 @@ from typing import Any
 
 from sponsorbot.engine import calls
 from sponsorbot.engine.unit import QueuedCall
+from sponsorbot.features.calendar import LRI, PDI, local_moment
 from sponsorbot.features.shop.rules import show
 from sponsorbot.features.texts import render
 from sponsorbot.tron.address import to_base58
 
 Texts = Mapping[str, Mapping[str, str]]
-# In sentences that say "TRON" already.
-NETWORK_NAMES = {"mainnet": "mainnet", "nile": "Nile testnet", "shasta": "Shasta testnet"}
+# In sentences that say "TRON" already, in the advertiser's language.
+NETWORK_NAMES = {
+    "en": {"mainnet": "mainnet", "nile": "Nile testnet", "shasta": "Shasta testnet"},
+    "fa": {
+        "mainnet": "شبکهٔ اصلی",
+        "nile": f"شبکهٔ آزمایشی {LRI}Nile{PDI}",
+        "shasta": f"شبکهٔ آزمایشی {LRI}Shasta{PDI}",
+    },
+}
 
 
-def when(at: datetime | None) -> str:
-    """A moment as the advertiser reads it (UTC, to the minute)."""
-    return at.strftime("%Y-%m-%d %H:%M") if at else "?"
+def network_name(order: Mapping[str, Any]) -> str:
+    """The order's TRON network as its advertiser reads it."""
+    network = order["network"] or ""
+    names = NETWORK_NAMES["fa" if order["language"] == "fa" else "en"]
+    return names.get(network, network)
+
+
+def when(at: datetime | None, order: Mapping[str, Any]) -> str:
+    """A moment as the order's advertiser reads it: to the minute, in the workspace's time
+    zone (named after it), Jalali for a Persian advertiser."""
+    if at is None:
+        return "?"
+    return local_moment(at, order.get("zone") or "UTC", order["language"])
 
 
 def short(tx_hash: str) -> str:
@@ -56,9 +74,9 @@ def payment_request(order: Mapping[str, Any], texts: Texts) -> QueuedCall:
         texts,
         raw={"amounts": amounts(order, texts)},
         order=order["id"],
-        network=NETWORK_NAMES[order["network"]],
+        network=network_name(order),
         address=to_base58(bytes(order["address"])),
-        expires=when(order["expires_at"]),
+        expires=when(order["expires_at"], order),
     )
     return calls.send_message(int(order["user_id"]), text)
 
@@ -74,7 +92,7 @@ def still_due(order: Mapping[str, Any], texts: Texts, key: str = "shop_still_due
         raw={"amounts": amounts(order, texts)},
         order=order["id"],
         left=show(left),
-        due=when(order["due_at"]),
+        due=when(order["due_at"], order),
     )
     return calls.send_message(int(order["user_id"]), text)
 
@@ -117,10 +135,10 @@ def refusal(
         f"shop_reason_{reason}",
         lang,
         texts,
-        network=NETWORK_NAMES.get(order["network"] or "", order["network"] or ""),
+        network=network_name(order),
         to=to_base58(to) if isinstance(to, bytes) else "?",
         address=to_base58(bytes(order["address"])) if order["address"] else "?",
-        block_time=when(facts.get("block_time")),
+        block_time=when(facts.get("block_time"), order),
     )
     text = render(
         "shop_payment_refused",

@@ -59,7 +59,7 @@ o.language, o.material, o.price_usdt, o.state, o.note, o.network, o.address, o.a
 o.accept_trx, o.approved_at, o.usdt_per_trx, o.rate_source, o.expires_at, o.due_at, o.reminded,
 o.paid_usdt, o.qr_file_id, o.campaign_id, o.broadcast_id, o.started_at, o.ends_at, o.ended_at,
 o.report, o.created_at, o.updated_at, o.due_usdt, o.due_trx, o.start_after, o.start_tries,
-o.rate_at
+o.rate_at, (SELECT w.time_zone FROM workspace w WHERE w.id = 1) AS zone
 """
 ORDER = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1"
 ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 FOR UPDATE"

@@ -7,21 +7,31 @@ build step: editing `locale/fa/LC_MESSAGES/messages.po` and restarting is enough
 from __future__ import annotations
 
 import io
+import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
-import jdatetime
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
+from jinja2 import pass_context
+from jinja2.runtime import Context
+from markupsafe import Markup
+
+from sponsorbot.features.calendar import FSI, PDI, jalali_text, persian_number
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 LANGUAGES = ("en", "fa")
 RTL = frozenset({"fa"})
 _PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+_LATIN_LETTER = re.compile("[A-Za-z]")
+# A number as a filter gets it: digits, thousands commas, one decimal point.
+_NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
 
 _current: ContextVar[str] = ContextVar("panel_language", default="en")
 
@@ -48,11 +58,25 @@ def current_language() -> str:
     return _current.get()
 
 
+def isolate(value: Any) -> Any:
+    """A value put into a Persian sentence, kept in one piece by the bidi algorithm: wrapped in
+    FSI…PDI when it holds Latin letters (a @handle, a name, a unit), so that its punctuation
+    does not drift to the other end. Markup stays Markup; other languages and values without
+    Latin letters are returned as they are."""
+    if _current.get() != "fa" or not isinstance(value, str):
+        return value
+    if not _LATIN_LETTER.search(value) or value.startswith(FSI):
+        return value
+    if isinstance(value, Markup):
+        return Markup("\u2068{}\u2069").format(value)
+    return f"{FSI}{value}{PDI}"
+
+
 def gettext(message: str, **variables: object) -> str:
     """`message` in the current language, with `%(name)s` placeholders filled in."""
     text = translations(_current.get()).gettext(message)
     if variables:
-        text = text % {k: localize_digits(v) for k, v in variables.items()}
+        text = text % {k: isolate(localize_digits(v)) for k, v in variables.items()}
     return text
 
 
@@ -60,7 +84,34 @@ def ngettext(singular: str, plural: str, n: int, **variables: object) -> str:
     """The singular or plural form for `n`, in the current language."""
     text = translations(_current.get()).ngettext(singular, plural, n)
     variables.setdefault("num", n)
-    return text % {k: localize_digits(v) for k, v in variables.items()}
+    return text % {k: isolate(localize_digits(v)) for k, v in variables.items()}
+
+
+def _filled(context: Context, text: str, variables: dict[str, Any]) -> str:
+    """A translated template string with its variables, as Jinja's own gettext fills it (a
+    format string even without variables; escaped under autoescape), values isolated."""
+    # The catalog's own text is trusted markup, as in Jinja's gettext; the values are escaped.
+    rv: str = Markup(text) if context.eval_ctx.autoescape else text  # noqa: S704
+    return rv % {k: isolate(v) for k, v in variables.items()}
+
+
+def template_callables() -> tuple[Callable[..., str], Callable[..., str]]:
+    """gettext and ngettext for templates: Jinja's new-style ones, with each Latin value in a
+    Persian sentence isolated (`isolate`)."""
+
+    @pass_context
+    def template_gettext(context: Context, message: str, **variables: Any) -> str:
+        return _filled(context, translations(_current.get()).gettext(message), variables)
+
+    @pass_context
+    def template_ngettext(
+        context: Context, singular: str, plural: str, n: int, **variables: Any
+    ) -> str:
+        variables.setdefault("num", localize_digits(n) if _current.get() == "fa" else n)
+        text = translations(_current.get()).ngettext(singular, plural, n)
+        return _filled(context, text, variables)
+
+    return template_gettext, template_ngettext
 
 
 _ = gettext
@@ -72,9 +123,12 @@ def N_(message: str) -> str:
 
 
 def localize_digits(value: object) -> str:
-    """The value as text, with Persian digits when the current language is Persian."""
+    """The value as text, with Persian digits when the current language is Persian: a number
+    also gets Persian's separators (٬ between thousands, ٫ before decimals)."""
     text = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
     if _current.get() == "fa":
+        if _NUMBER.fullmatch(text):
+            return persian_number(text)
         return text.replace(",", "٬").translate(_PERSIAN_DIGITS)
     return text
 
@@ -85,8 +139,7 @@ def format_datetime(moment: datetime | None, zone: str, with_time: bool = True) 
         return "—"
     local = moment.astimezone(ZoneInfo(zone))
     if _current.get() == "fa":
-        jalali = jdatetime.datetime.fromgregorian(datetime=local)
-        text = str(jalali.strftime("%Y/%m/%d %H:%M" if with_time else "%Y/%m/%d"))
+        text = jalali_text(local.date()) + (f" {local:%H:%M}" if with_time else "")
         return text.translate(_PERSIAN_DIGITS)
     return local.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
 

@@ -139,7 +139,11 @@ def make_environment() -> Environment:
     env.install_gettext_callables(  # type: ignore[attr-defined]
         i18n.gettext, i18n.ngettext, newstyle=True
     )
+    # Jinja's own new-style pair, but isolating the Latin values of Persian sentences.
+    gettext, ngettext = i18n.template_callables()
+    env.globals.update(gettext=gettext, ngettext=ngettext)
     env.filters["num"] = i18n.localize_digits
+    env.globals["language"] = i18n.current_language
     return env
 
 
