@@ -133,6 +133,11 @@ POLICY: dict[tuple[str, str], frozenset[str] | str] = {
     ("POST", "/account/password"): EVERYONE,
     ("POST", "/account/two-step/recovery-codes"): EVERYONE,
     ("POST", "/account/telegram"): EVERYONE,
+    ("GET", "/notifications"): EVERYONE,
+    ("POST", "/notifications/code"): EVERYONE,
+    ("POST", "/notifications/unlink"): EVERYONE,
+    ("POST", "/notifications/prefs"): EVERYONE,
+    ("POST", "/notifications/control-bot"): OWNER,
 }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 
 from sponsorbot.features.accounts.api_tokens import TokenService
+from sponsorbot.features.alerts.links import TeamLinks
 from sponsorbot.features.base import Features
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts.service import BroadcastService
@@ -38,6 +39,7 @@ class Services:
     report: Report
     visitors: Visitors
     metrics: Metrics
+    team: TeamLinks
 
     @classmethod
     def of(cls, features: Features) -> Services:
@@ -55,6 +57,7 @@ class Services:
             features.get(Report),
             features.get(Visitors),
             features.get(Metrics),
+            features.get(TeamLinks),
         )
 
 

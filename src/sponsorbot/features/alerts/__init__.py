@@ -32,7 +32,7 @@ def setup(shared: Shared) -> Parts:
     from sponsorbot.features.alerts.deliver import fan_out, send_due
     from sponsorbot.features.alerts.digest import send_digests
     from sponsorbot.features.alerts.links import TeamLinks
-    from sponsorbot.features.shop import service as shop_service
+    from sponsorbot.features.shop import make_service
 
     engine = shared.engine
     options = shared.options
@@ -59,7 +59,7 @@ def setup(shared: Shared) -> Parts:
     async def cleanup(pool: asyncpg.Pool) -> None:
         await pool.execute(CLEANUP)
 
-    chat = TeamChat(engine.pool, shop_service(shared), shared.bots, "en")
+    chat = TeamChat(engine.pool, make_service(shared), shared.bots, "en")
     return Parts(
         router=chat.router(),
         services=[TeamLinks(engine.pool)],

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sponsorbot.features.shop.service import ShopService
 
 
-def service(shared: Shared) -> ShopService:
+def make_service(shared: Shared) -> ShopService:
     """The shop's service for this process (the panel's, the runner's, the team's buttons')."""
     from sponsorbot.engine.token_box import TokenBox
     from sponsorbot.features.shop.service import ShopService
@@ -66,7 +66,7 @@ def setup(shared: Shared) -> Parts:
 
     engine = shared.engine
     settings = engine.settings
-    shop = service(shared)
+    shop = make_service(shared)
     box = shop.box
     # Paid orders become campaigns and broadcasts through those features' own services.
     fulfil = Fulfilment(

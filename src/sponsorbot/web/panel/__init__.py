@@ -13,6 +13,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sponsorbot.features.accounts import users as accounts
+from sponsorbot.web.panel.routes_alerts import router as alerts_router
 from sponsorbot.web.panel.routes_auth import router as auth_router
 from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
 from sponsorbot.web.panel.routes_bots import router as bots_router
@@ -86,6 +87,7 @@ def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = N
     app.include_router(dashboard_router)
     app.include_router(bots_router)
     app.include_router(team_router)
+    app.include_router(alerts_router)
     app.include_router(gate_router)
     app.include_router(content_router)
     app.include_router(bot_settings_router)
