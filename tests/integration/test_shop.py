@@ -48,6 +48,7 @@ async def test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_ru
         assert approved["due_usdt"].startswith("10.00") and approved["due_trx"].startswith("40.00")
         qr = await s.wait_for(ada, lambda m: (m.get("media") or {}).get("kind") == "photo")
         assert s.address in (qr.get("caption") or "")
+        assert qr["message_id"] > request["message_id"]  # the QR code follows its explanation
         # Lost the message? /orders lists the orders and sends the payment details again.
         before = len(await s.messages(ada))
         await s.say(ada, "/orders")

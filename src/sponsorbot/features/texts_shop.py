@@ -34,6 +34,10 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_cancelled": "Cancelled. /advertise starts again.",
         "shop_nothing_open": "Nothing to cancel.",
+        "shop_already_submitted": (
+            "Order #{order} is already submitted. /orders shows where it stands."
+        ),
+        "shop_summary_closed": "This summary is closed. /advertise starts a new order.",
         "shop_rejected": "Order #{order} was not accepted: {reason}",
         "shop_change_asked": (
             "Order #{order} needs a change before it can be approved: {reason}\n"
@@ -75,6 +79,9 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_credited": (
             "Received {amount} {coin} (counted as {credited} USDT) for order #{order}: "
             "{paid} of {price} USDT paid."
+        ),
+        "shop_credited_usdt": (
+            "Received {amount} USDT for order #{order}: {paid} of {price} USDT paid."
         ),
         "shop_still_due": (
             "{left} USDT is still due. Please pay exactly {amounts} by {due}: the "
@@ -127,7 +134,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_report_banner": "Order #{order} is complete: your banner was shown {shown} times.",
         "shop_refunded": "Order #{order} was refunded by the owner.",
         "shop_order_cancelled": "Order #{order} was cancelled. {reason}",
-        "shop_banner_open": "Open ↗",
+        "shop_banner_open": "Open",
         "shop_your_orders": "<b>Your orders</b>\n{orders}",
         "shop_no_orders": "You have no orders yet. /advertise books one.",
         "shop_state_submitted": "waiting for the owner's review",
@@ -178,6 +185,12 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         ),
         "shop_cancelled": "لغو شد. با \u2066/advertise\u2069 دوباره شروع کنید.",
         "shop_nothing_open": "چیزی برای لغو نیست.",
+        "shop_already_submitted": (
+            "سفارش #{order} پیش‌تر ثبت شده است. \u2066/orders\u2069 وضعیت آن را نشان می‌دهد."
+        ),
+        "shop_summary_closed": (
+            "این خلاصه بسته شده است. با \u2066/advertise\u2069 سفارش تازه‌ای آغاز کنید."
+        ),
         "shop_rejected": "سفارش #{order} پذیرفته نشد: {reason}",
         "shop_change_asked": (
             "سفارش #{order} پیش از تأیید به تغییر نیاز دارد: {reason}\n"
@@ -224,6 +237,10 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_credited": (
             "\u2066{amount} {coin}\u2069 (معادل \u2066{credited} USDT\u2069) برای سفارش #{order} "
             "دریافت شد: \u2066{paid}\u2069 از \u2066{price} USDT\u2069 پرداخت شده."
+        ),
+        "shop_credited_usdt": (
+            "\u2066{amount} USDT\u2069 برای سفارش #{order} دریافت شد: "
+            "\u2066{paid}\u2069 از \u2066{price} USDT\u2069 پرداخت شده."
         ),
         "shop_still_due": (
             "\u2066{left} USDT\u2069 هنوز باقی است. لطفاً تا \u2066{due}\u2069 دقیقاً "
@@ -279,7 +296,7 @@ SHOP_TEXTS: dict[str, dict[str, str]] = {
         "shop_report_banner": "سفارش #{order} کامل شد: بنر شما {shown} بار نمایش داده شد.",
         "shop_refunded": "مبلغ سفارش #{order} را مالک بازگرداند.",
         "shop_order_cancelled": "سفارش #{order} لغو شد. {reason}",
-        "shop_banner_open": "باز کردن ↗",
+        "shop_banner_open": "باز کردن",
         "shop_your_orders": "<b>سفارش‌های شما</b>\n{orders}",
         "shop_no_orders": "هنوز سفارشی ندارید. با \u2066/advertise\u2069 رزرو کنید.",
         "shop_state_submitted": "در انتظار بررسی مالک",

@@ -151,3 +151,37 @@ async def entries(pool: asyncpg.Pool, f: AuditFilter, limit: int = PAGE) -> list
 async def kinds(pool: asyncpg.Pool) -> list[str]:
     """Every kind written so far, for the filter's list."""
     return [r["kind"] for r in await pool.fetch("SELECT DISTINCT kind FROM audit_log ORDER BY 1")]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One field an entry changed: its dotted name ("post.text" inside "post") and its value
+    before and after (None where that side does not have it)."""
+
+    field: str
+    before: Any
+    after: Any
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A dict's leaves under dotted names; anything else is one leaf under `prefix`."""
+    if isinstance(value, dict):
+        found: dict[str, Any] = {}
+        for key, inner in value.items():
+            found.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return found
+    return {prefix: value}
+
+
+def changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[Change]:
+    """What an entry changed, field by field, for a reader: nested dicts (a broadcast's post)
+    opened up to the fields that differ, and fields equal on both sides left out when both
+    sides are written (they say nothing). An entry with one side lists that side whole."""
+    old, new = _flat(before or {}), _flat(after or {})
+    both = before is not None and after is not None
+    names = list(old) + [k for k in new if k not in old]
+    return [
+        Change(name, old.get(name), new.get(name))
+        for name in names
+        if not (both and old.get(name) == new.get(name))
+    ]

@@ -391,7 +391,14 @@ class Dialogue:
         ctx.uow.queue(calls.answer_callback(user_id, query["id"]))
         current = await ctx.conversation()
         if current is None or current.state != CONFIRM:
-            await self._say(ctx, person, "shop_nothing_open")
+            # An old summary keeps its buttons in the chat: say whether it became an order
+            # (one made after the summary was sent) or is simply closed.
+            latest = await ctx.db.fetchrow(queries.ORDERS_OF_USER, ctx.bot.id, user_id)
+            shown = int((query.get("message") or {}).get("date") or 0)
+            if latest is not None and latest["created_at"].timestamp() >= shown > 0:
+                await self._say(ctx, person, "shop_already_submitted", order=latest["id"])
+            else:
+                await self._say(ctx, person, "shop_summary_closed")
             return
         data = current.data
         lang = language_of(person.get("language_code"))

@@ -275,7 +275,8 @@ async def credit(
     out = [
         notices.say(
             updated,
-            "shop_credited",
+            # USDT counts as itself: "(counted as 10 USDT)" would only repeat the amount.
+            "shop_credited_usdt" if transfer["coin"] == "USDT" else "shop_credited",
             texts,
             amount=show(Decimal(transfer["amount"])),
             coin=transfer["coin"],

@@ -7,6 +7,7 @@ message is an outbox row), and every step goes into the order's timeline.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 from collections.abc import Callable, Mapping
@@ -47,6 +48,14 @@ from sponsorbot.tron.prices import PriceSources, PriceUnavailable
 log = logging.getLogger(__name__)
 
 RESEAL_SELECT = "SELECT bot_id, api_key FROM shop_settings WHERE api_key IS NOT NULL"
+# The QR code goes after the payment request that explains it: the request is queued (the
+# sender delivers it within moments), the photo is sent straight away, so it waits for the
+# queue to reach that chat, a few seconds at most (a stalled sender must not hold it).
+QUEUED_FOR_CHAT = """
+SELECT EXISTS (SELECT 1 FROM outbox WHERE bot_id = $1 AND chat_id = $2 AND status = 'pending')
+"""
+QR_WAITS_S = 3.0
+QR_POLL_S = 0.05
 RESEAL_UPDATE = "UPDATE shop_settings SET api_key = $2 WHERE bot_id = $1 AND api_key = $3"
 
 
@@ -498,6 +507,12 @@ class ShopService(OwnerService):
     async def _send_qr(self, order: Mapping[str, Any], texts: Mapping[str, Any]) -> None:
         """The address as a QR code, sent as a photo; the text request holds it all anyway,
         so a failure here is logged and not the owner's problem."""
+        waited = 0.0
+        while waited < QR_WAITS_S and await self.pool.fetchval(
+            QUEUED_FOR_CHAT, order["bot_id"], order["user_id"]
+        ):
+            await asyncio.sleep(QR_POLL_S)
+            waited += QR_POLL_S
         address = to_base58(bytes(order["address"]))
         png = qr_png(address)
         caption = render(

@@ -59,7 +59,7 @@ LANGUAGE_NAMES = {"en": N_("English"), "fa": N_("Persian")}
 BROADCAST_KIND_LABELS = {
     "broadcast.create": N_("Broadcast created"),
     "broadcast.change": N_("Broadcast changed"),
-    "broadcast.send": N_("Set to send now"),
+    "broadcast.send": N_("Sent now"),
     "broadcast.schedule": N_("Broadcast scheduled"),
     "broadcast.pause": N_("Broadcast paused"),
     "broadcast.resume": N_("Broadcast resumed"),

@@ -63,6 +63,7 @@ async def _page(
     filters = {"state": state} if state else {}
     context = {
         "transfers": _rows(page["items"]),
+        "bots": await services_of(request).bots.all(),
         "state": state,
         "states": TRANSFER_STATES,
         "transfer_state_names": TRANSFER_STATE_NAMES,
