@@ -23,6 +23,7 @@ import pytest
 
 from sponsorbot.demo import campaigns as demo_campaigns
 from sponsorbot.demo import history
+from sponsorbot.demo import shop as demo_shop
 from sponsorbot.demo.setup import TIME_ZONE, Content, ProductBot
 from sponsorbot.demo.world import PLANS, SPONSORS, SimBot, SimChannel, SimSponsor, World
 from sponsorbot.features.stats.hours import Span, day_start, local_day
@@ -282,6 +283,9 @@ async def _check_campaigns(
             problems.append(f"campaign {name!r}: (joins, left) differ: {shown}")
         detail = await http.get(f"/campaigns/{campaign_id}")
         assert detail.status_code == 200
+        # The header reads as the start, not the last change of status.
+        opening = "Started " if page["status"] == "running" else "since "
+        assert f'id="since">{opening}' in detail.text
 
 
 async def _everything(panel: PanelApp, http: httpx.AsyncClient, ids: list[int]) -> list[str]:
@@ -387,3 +391,66 @@ async def test_a_fold_while_a_page_reads_is_seen_wholly_or_not_at_all(
 @pytest.mark.parametrize("day", [date(2026, 3, 20), date(2026, 9, 22)])
 def test_a_tehran_day_starts_at_half_past_the_utc_hour(day: date) -> None:
     assert day_start(day, TIME_ZONE).minute == 30
+
+
+PRODUCT = """
+INSERT INTO shop_products (bot_id, kind, title, price_usdt, joins, days)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, kind, title, price_usdt::text AS price_usdt, joins, days
+"""
+PAID_VS_PAYMENTS = """
+SELECT o.id, o.state, o.paid_usdt, o.created_at,
+       (SELECT coalesce(sum(t.credited_usdt), 0) FROM shop_transfers t
+        WHERE t.order_id = o.id AND t.state = 'credited') AS transfers,
+       (SELECT coalesce(sum(p.credited_usdt), 0) FROM shop_payments p
+        WHERE p.order_id = o.id AND p.status = 'credited') AS payments,
+       (SELECT min(l.at) FROM shop_order_log l WHERE l.order_id = o.id) AS first_step,
+       (SELECT array_agg(l.actor ORDER BY l.id) FROM shop_order_log l
+        WHERE l.order_id = o.id) AS actors
+FROM shop_orders o ORDER BY o.id
+"""
+
+
+async def test_the_demo_shops_finished_orders_are_paid_by_their_payments(
+    panel: PanelApp, pool: asyncpg.Pool
+) -> None:
+    await pool.execute(BOT, BASE_ID, "shop_bot")
+    email = await add_member(pool, "owner")
+    owner = await pool.fetchval("SELECT id FROM users WHERE email = $1", email)
+    products = [
+        dict(
+            await pool.fetchrow(
+                PRODUCT,
+                BASE_ID,
+                p["kind"],
+                p["title"],
+                p["price_usdt"],
+                p.get("joins"),
+                p.get("days"),
+            )
+        )
+        for p in demo_shop.PRODUCTS
+    ]
+    now = datetime.now(UTC).replace(microsecond=0)
+    address = b"\x41" + bytes(20)
+    await demo_shop._history(pool, BASE_ID, products[0], products[2], [11, 12, 13], address, now)
+    rows = await pool.fetch(PAID_VS_PAYMENTS)
+    assert [r["state"] for r in rows] == ["completed", "expired", "refunded"]
+    for r in rows:
+        assert r["paid_usdt"] == r["transfers"] == r["payments"] > 0, dict(r)
+        assert r["created_at"] <= r["first_step"], dict(r)
+        people = [a for a in r["actors"] if a.startswith("panel:")]
+        assert people and set(people) == {f"panel:{owner}"}, r["actors"]
+    audited = await pool.fetch("SELECT kind, target FROM audit_log ORDER BY id")
+    approvals = [a["target"] for a in audited if a["kind"] == "shop.order_approved"]
+    assert approvals == [f"order:{r['id']}" for r in rows]
+    http = client(panel.app)
+    await sign_in(http, email)
+    listed = await http.get("/shop/payments")
+    assert listed.status_code == 200
+    for r in rows:
+        page = await http.get(f"/shop/orders/{r['id']}")
+        assert "No hash has been sent for this order" not in page.text
+        assert "· Gate slot ·" not in page.text and "· Banner ·" not in page.text
+    completed = await http.get(f"/shop/orders/{rows[0]['id']}")
+    assert 'id="delivered">512 joins<' in completed.text

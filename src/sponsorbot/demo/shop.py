@@ -4,18 +4,23 @@ The live ones go through the owner API and the simulated TronGrid as they would 
 order waiting for the owner, one sent back for a change, one approved and waiting for payment,
 one paid in part (a real USDT transfer, verified by the runner), one paid in full (a banner that
 then runs), one turned down and one cancelled. Finished ones (completed, expired, refunded) are
-history, written as rows with their timelines, dated earlier in the month.
+history, written as rows with their timelines, dated earlier in the month: each approved by
+the demo's owner (in the audit log too, as the panel writes it) and paid by a transfer the shop
+credited, so an order's paid amount is the sum of its payments, as on a live one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import asyncpg
 
 from sponsorbot.demo.setup import ProductBot
+from sponsorbot.features.accounts.audit import Actor, record
 from sponsorbot.loadtest.scenario import OwnerApi
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.tron.address import parse_address
@@ -44,6 +49,31 @@ STEP = """
 INSERT INTO shop_order_log (bot_id, order_id, at, kind, actor, data)
 SELECT o.bot_id, o.id, $2, $3, $4, $5 FROM shop_orders o WHERE o.id = $1
 """
+# A live order is submitted as it is made: its "ordered" time is its first step's.
+LIVE_ORDER = """
+INSERT INTO shop_orders (bot_id, product_id, kind, title, joins, days, user_id, user_name,
+                         language, material, price_usdt, created_at, updated_at)
+SELECT bot_id, id, kind, title, joins, days, $2, 'Advertiser', 'fa', $3, price_usdt, $4, $4
+FROM shop_products WHERE id = $1
+RETURNING id
+"""
+OWNER = "SELECT id, name, email FROM users WHERE role = 'owner' ORDER BY id LIMIT 1"
+# A finished order's payment, as the shop records a hash it credited: the transfer and the
+# advertiser's claim of it.
+TRANSFER = """
+INSERT INTO shop_transfers (network, tx_hash, coin, amount, from_address, to_address,
+                            block_time, state, order_bot_id, order_id, credited_usdt,
+                            matched_by, seen_at, decided_at, decided_by)
+VALUES ('mainnet', $1, 'USDT', $2, $3, $4, $5, 'credited', $6, $7, $2, 'hash', $5, $5, 'system')
+"""
+PAYMENT = """
+INSERT INTO shop_payments (order_id, bot_id, tx_hash, source, status, coin, amount,
+                           from_address, to_address, credited_usdt, block_time, checks,
+                           next_check_at, submitted_at, decided_at)
+VALUES ($1, $2, $3, 'bot', 'credited', 'USDT', $4, $5, $6, $4, $7, 1, $7, $7, $7)
+"""
+# Where the advertisers' coins came from: a made-up TRON address (0x41, then 20 bytes).
+PAYER = b"\x41" + hashlib.sha256(b"demo advertiser wallet").digest()[:20]
 
 
 async def create(
@@ -74,15 +104,7 @@ async def create(
         (users[3], post, {"post": {"text": "Big sale this week", "buttons": []}}),
         (users[4], banner, BANNER),
     ):
-        order_id = await pool.fetchval(
-            "INSERT INTO shop_orders (bot_id, product_id, kind, title, joins, days, user_id,"
-            " user_name, language, material, price_usdt)"
-            " SELECT bot_id, id, kind, title, joins, days, $2, 'Advertiser', 'fa', $3, price_usdt"
-            " FROM shop_products WHERE id = $1 RETURNING id",
-            product["id"],
-            user,
-            material,
-        )
+        order_id = await pool.fetchval(LIVE_ORDER, product["id"], user, material, now)
         await pool.execute(STEP, order_id, now, "submitted", f"tg:{user}", {})
         orders.append(order_id)
     # The first stays submitted: the owner's to review.
@@ -113,7 +135,11 @@ async def _history(
     address: bytes,
     now: datetime,
 ) -> None:
-    """Orders that finished earlier in the month: completed, expired, refunded."""
+    """Orders that finished earlier in the month: completed, expired (paid in part),
+    refunded."""
+    owner = await pool.fetchrow(OWNER)
+    approver = f"panel:{owner['id']}"
+    audited = Actor(int(owner["id"]), f"{owner['name']} <{owner['email']}>", None)
     rows: list[tuple[Any, ...]] = [
         (slot, users[0], CHANNEL, "completed", 25, 20, {"joins": 512}),
         (banner, users[1], BANNER, "expired", 5, 12, None),
@@ -121,6 +147,7 @@ async def _history(
     ]
     for product, user, material, state, paid, days_ago, report in rows:
         approved = now - timedelta(days=days_ago)
+        paid_at = approved + timedelta(minutes=40)
         started = approved + timedelta(hours=2) if state == "completed" else None
         ended = approved + timedelta(days=6) if state == "completed" else None
         order_id = await pool.fetchval(
@@ -147,12 +174,44 @@ async def _history(
             report,
             approved - timedelta(hours=1),
         )
-        steps = [
-            ("submitted", approved - timedelta(hours=1), f"tg:{user}"),
-            ("approved", approved, "owner@example.com"),
+        tx_hash = hashlib.sha256(f"demo order {order_id}".encode()).hexdigest()
+        amount = Decimal(paid)
+        await pool.execute(TRANSFER, tx_hash, amount, PAYER, address, paid_at, bot_id, order_id)
+        await pool.execute(PAYMENT, order_id, bot_id, tx_hash, amount, PAYER, address, paid_at)
+        credit = {
+            "hash": tx_hash,
+            "coin": "USDT",
+            "amount": str(amount),
+            "credited_usdt": str(amount),
+            "matched_by": "hash",
+        }
+        steps: list[tuple[str, datetime, str, dict[str, Any]]] = [
+            ("submitted", approved - timedelta(hours=1), f"tg:{user}", {}),
+            ("approved", approved, approver, {}),
+            ("hash_submitted", paid_at, f"tg:{user}", {"hash": tx_hash}),
+            ("payment_credited", paid_at, "system", credit),
         ]
+        if amount >= Decimal(product["price_usdt"]):
+            steps.append(("paid", paid_at, "system", {}))
         if started is not None:
-            steps.append(("started", started, "system"))
-        steps.append((state, ended or approved + timedelta(days=1), "system"))
-        for kind, at, actor in steps:
-            await pool.execute(STEP, order_id, at, kind, actor, {})
+            steps.append(("started", started, "system", {}))
+        closing = {"refunded": approver}.get(state, "system")
+        steps.append((state, ended or approved + timedelta(days=1), closing, report or {}))
+        for kind, at, actor, data in steps:
+            await pool.execute(STEP, order_id, at, kind, actor, data)
+        # The owner's moves are in the audit log as the panel writes them.
+        target = f"order:{order_id}"
+        after = {"state": "awaiting_payment", "usdt_per_trx": "0.25", "rate_source": "coingecko"}
+        await record(
+            pool, approved, audited, "shop.order_approved", target, {"state": "submitted"}, after
+        )
+        if state == "refunded":
+            await record(
+                pool,
+                approved + timedelta(days=1),
+                audited,
+                "shop.order_refunded",
+                target,
+                {"state": "paid"},
+                {"state": "refunded", "reason": "Refunded by bank transfer"},
+            )

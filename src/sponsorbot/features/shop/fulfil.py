@@ -98,20 +98,25 @@ class Fulfilment:
 
     async def report(self, order: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         """The figures the advertiser gets at the end."""
-        if order["kind"] == "gate_slot":
-            joins = 0
-            if order["campaign_id"] is not None:
-                joins = await self.pool.fetchval(queries.CAMPAIGN_JOINS, order["campaign_id"])
-            return {"joins": int(joins)}
-        if order["kind"] == "broadcast":
-            reached = 0
-            if order["broadcast_id"] is not None:
-                reached = (
-                    await self.pool.fetchval(queries.BROADCAST_REACHED, order["broadcast_id"]) or 0
-                )
-            return {"reached": int(reached)}
-        until = min(order["ends_at"] or now, now)
-        shown = await self.pool.fetchval(
-            queries.BANNER_SHOWN, order["bot_id"], order["started_at"] or until, until
-        )
-        return {"shown": int(shown)}
+        return await delivered(self.pool, order, now)
+
+
+async def delivered(pool: asyncpg.Pool, order: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """What a started order's ad has delivered by `now`: a gate slot's credited joins, a
+    broadcast's people reached, a banner's showings (the end report's figures, and the order
+    page's while it runs)."""
+    if order["kind"] == "gate_slot":
+        joins = 0
+        if order["campaign_id"] is not None:
+            joins = await pool.fetchval(queries.CAMPAIGN_JOINS, order["campaign_id"])
+        return {"joins": int(joins)}
+    if order["kind"] == "broadcast":
+        reached = 0
+        if order["broadcast_id"] is not None:
+            reached = await pool.fetchval(queries.BROADCAST_REACHED, order["broadcast_id"]) or 0
+        return {"reached": int(reached)}
+    until = min(order["ends_at"] or now, now)
+    shown = await pool.fetchval(
+        queries.BANNER_SHOWN, order["bot_id"], order["started_at"] or until, until
+    )
+    return {"shown": int(shown)}

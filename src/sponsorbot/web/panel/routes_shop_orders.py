@@ -16,6 +16,7 @@ from fastapi.responses import Response
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound
+from sponsorbot.features.shop.fulfil import delivered
 from sponsorbot.features.shop.rules import (
     MOVES,
     PAYABLE,
@@ -337,9 +338,14 @@ async def _order_page(
     members = {u.id: u.name for u in await accounts.users(panel_of(request).pool)}
     zone = str(viewer.workspace.get("time_zone") or "UTC")
     network = TronNetwork(order["network"]) if order.get("network") else None
+    # What the ad delivered: the end report once it is over, counted now while it runs.
+    reach = order["report"] if order["state"] == "completed" else None
+    if order["state"] == "running":
+        reach = await delivered(panel_of(request).pool, order, panel_of(request).config.clock())
     context = {
         "order": order,
         "bot": bot,
+        "delivered": reach or {},
         "material": material_of(order),
         "trx": amounts_of(order),
         "coins": [
