@@ -62,8 +62,12 @@ class CampaignRow(BaseModel):
     chat_title: str
     status: str
     gate_listed: int = Field(description="times its channel was shown in its bots' gates")
-    campaign_joined: int = Field(description="joins through its invite links")
-    left: int = Field(description="of those joins, how many left in the range")
+    campaign_joined: int = Field(
+        description="credited joins through its invite links in the range (once per person)"
+    )
+    left: int = Field(
+        description="leaves in the range that cost a credit (inside the retention window)"
+    )
 
 
 class StatsOut(BaseModel):
