@@ -151,14 +151,17 @@ async def _late(pool: asyncpg.Pool, now: datetime) -> None:
     """Facts that arrive late: dated up to ten days back, in no order, after the roll-up folded
     those days; their writer rewinds the roll-ups first (rollup.rewind)."""
     rng = random.Random(5)
-    bots = [BASE_ID + n for n in range(len(PLANS))]
+    items: dict[int, list[int]] = {}
+    for r in await pool.fetch("SELECT id, bot_id FROM contents ORDER BY id"):
+        items.setdefault(int(r["bot_id"]), []).append(int(r["id"]))
     rows: list[tuple[Any, ...]] = []
     for _ in range(600):
-        bot = rng.choice(bots)
+        bot = rng.choice(sorted(items))
         at = now - timedelta(minutes=rng.randrange(10, 10 * 24 * 60), seconds=rng.random())
         kind = rng.choice(("started", "gate_passed", "content_sent", "joined", "left"))
         chat = -1_001_000_000_001 if kind in ("joined", "left") else None
-        rows.append((bot, at, kind, rng.randrange(1, 50), None, chat, None))
+        content = rng.choice(items[bot]) if chat is None else None
+        rows.append((bot, at, kind, rng.randrange(1, 50), content, chat, None))
     rng.shuffle(rows)
     async with pool.acquire() as conn, conn.transaction():
         await rewind(conn, min(r[1] for r in rows))
@@ -288,6 +291,31 @@ async def _check_campaigns(
         assert f'id="since">{opening}' in detail.text
 
 
+ALL_TIME = """
+SELECT content_id, kind, count(*) AS n FROM events
+WHERE bot_id = $1 AND content_id IS NOT NULL
+  AND kind IN ('started', 'gate_shown', 'gate_passed', 'content_sent')
+GROUP BY 1, 2
+"""
+
+
+async def _check_all_time(pool: asyncpg.Pool, problems: list[str]) -> None:
+    """The content list's all-time counts (the roll-up's totals) against the raw events."""
+    report = Report(pool)
+    for n in range(len(PLANS)):
+        bot = BASE_ID + n
+        raw = {
+            (int(r["content_id"]), str(r["kind"])): int(r["n"])
+            for r in await pool.fetch(ALL_TIME, bot)
+        }
+        ids = sorted({c for c, _ in raw})
+        shown = await report.content_totals(bot, ids)
+        for (content, kind), want in raw.items():
+            got = shown.get(content, {}).get(kind, 0)
+            if got != want:
+                problems.append(f"content {content}: all-time {kind}={got}, events hold {want}")
+
+
 async def _everything(panel: PanelApp, http: httpx.AsyncClient, ids: list[int]) -> list[str]:
     today = local_day(datetime.now(UTC), TIME_ZONE)
     spans = [
@@ -300,6 +328,7 @@ async def _everything(panel: PanelApp, http: httpx.AsyncClient, ids: list[int]) 
     for span in spans:
         await _check_span(panel, http, span, problems)
     await _check_campaigns(panel, http, ids, problems)
+    await _check_all_time(panel.pool, problems)
     return problems
 
 
