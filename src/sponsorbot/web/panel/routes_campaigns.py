@@ -60,6 +60,18 @@ FIELD_OF = {
 EDITABLE = ("name", "goal_joins", "goal_kind", "ends_at", "retention_hours", "position")
 
 
+# What the page says after an action that redirected to it (?done=…).
+DONE = {
+    "created": N_("Campaign created."),
+    "changed": N_("Changes saved."),
+    "paused": N_("Campaign paused: its channel left the gates, and its links still work."),
+    "resumed": N_("Campaign resumed: its channel is back in the gates."),
+    "ended": N_("Campaign ended: its channel left the gates and its links no longer work."),
+    "report_rotated": N_("A new report link is made; the old one no longer opens."),
+    "report_revoked": N_("The report link is withdrawn."),
+}
+
+
 def names() -> dict[str, Any]:
     """The translatable names the campaign templates show for statuses, goals and places."""
     return {
@@ -204,7 +216,7 @@ async def campaign_create(request: Request, viewer: Edit) -> Response:
     after = _audited(campaign)
     after.update(id=campaign["id"], chat_id=campaign["chat_id"], bot_ids=list(draft.bot_ids))
     await audit(request, viewer, "campaign.created", campaign["name"], after=after)
-    return redirect(request, f"/campaigns/{campaign['id']}")
+    return redirect(request, f"/campaigns/{campaign['id']}?done=created")
 
 
 async def _detail_page(
@@ -217,6 +229,7 @@ async def _detail_page(
         "chart": chart.build(await service.hours(campaign, _zone(viewer)), _zone(viewer)),
         "report_url": report_url(request, campaign),
         "error": error,
+        "done": DONE.get(request.query_params.get("done", "")),
         "finished": campaign["status"] in FINISHED,
         **names(),
     }
@@ -257,7 +270,7 @@ async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edi
         return await _form_page(request, viewer, _field_errors(exc), form, before, status_of(exc))
     old, new = _audited(before), _audited(after)
     await audit_changes(request, viewer, "campaign.changed", after["name"], old, new, EDITABLE)
-    return redirect(request, f"/campaigns/{campaign_id}")
+    return redirect(request, f"/campaigns/{campaign_id}?done=changed")
 
 
 async def _act(request: Request, viewer: Viewer, campaign_id: int, action: str) -> Response:
@@ -289,7 +302,7 @@ async def _act(request: Request, viewer: Viewer, campaign_id: int, action: str) 
             before={"status": before["status"]},
             after={"status": after["status"]},
         )
-    return redirect(request, f"/campaigns/{campaign_id}")
+    return redirect(request, f"/campaigns/{campaign_id}?done={action}")
 
 
 @router.post("/campaigns/{campaign_id}/pause")

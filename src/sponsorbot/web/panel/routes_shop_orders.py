@@ -62,6 +62,16 @@ ACTIONS: dict[str, tuple[str, str, str]] = {
     "mark-paid": ("mark_paid", N_("Mark paid"), "shop.order_marked_paid"),
     "mark-refunded": ("refund", N_("Mark refunded"), "shop.order_refunded"),
 }
+# What the order's page says after a move (?done=…): what the advertiser was sent, if anything.
+DONE = {
+    "approve": N_("Approved: the payment request was sent to the advertiser."),
+    "reject": N_("Rejected: the advertiser was told why."),
+    "ask-change": N_("Sent back: the advertiser was asked for the change."),
+    "cancel": N_("The order is cancelled."),
+    "mark-paid": N_("Marked as paid."),
+    "mark-refunded": N_("Marked as refunded."),
+    "hash": N_("The hash is being checked, as if the advertiser had sent it."),
+}
 
 
 def shop_names() -> dict[str, Any]:
@@ -356,6 +366,7 @@ async def _order_page(
         "moves": {path for path, (move, _l, _k) in ACTIONS.items() if can(move, order["state"])},
         "payable": order["state"] in PAYABLE,
         "error": error,
+        "done": DONE.get(request.query_params.get("done", "")),
         "failed": failed or {},
         "max_reason": MAX_REASON,
         **shop_names(),
@@ -446,7 +457,7 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
     await audit(
         request, viewer, kind, f"order:{order_id}", before={"state": before["state"]}, after=change
     )
-    return redirect(request, f"/shop/orders/{order_id}")
+    return redirect(request, f"/shop/orders/{order_id}?done={action}")
 
 
 @router.post("/shop/orders/{order_id}/approve")
