@@ -351,9 +351,7 @@ async def test_an_order_made_in_the_database_is_listed_shown_and_rejected(
 
         why = "Not for this audience, sorry"
         rejected = await http.post(f"{base}/reject", data={"csrf": csrf, "reason": why})
-        assert rejected.status_code == 303
-        assert rejected.headers["location"] == f"{base}?done=reject"
-        assert "the advertiser was told why" in (await http.get(f"{base}?done=reject")).text
+        assert rejected.status_code == 303 and rejected.headers["location"] == base
         assert (await env.features.shop.order(order_id))["state"] == "rejected"
 
         async def told() -> bool:
@@ -589,7 +587,7 @@ async def test_the_order_page_in_persian(pool: asyncpg.Pool, db_dsn: str, tmp_pa
         assert page.status_code == 200
         assert '<html lang="fa" dir="rtl">' in page.text
         assert f"سفارش #{''.join('۰۱۲۳۴۵۶۷۸۹'[int(d)] for d in str(order_id))}" in page.text
-        assert "۱۲۵۰.۵ USDT" in page.text and "ثبت‌شده" in page.text
+        assert "۱۲۵۰٫۵ USDT" in page.text and "ثبت‌شده" in page.text
         assert re.search(r"[۰-۹]{4}/[۰-۹]{2}/[۰-۹]{2} [۰-۹]{2}:[۰-۹]{2}", page.text)  # Jalali
         assert "@adanews" in page.text  # a username keeps its Latin letters and digits
         listed = await http.get("/shop/orders")
@@ -805,7 +803,7 @@ async def test_an_unreadable_trongrid_key_is_said_and_can_be_replaced(
         assert api.status_code == 200 and api.json()["key_unreadable"] is True
         await http.post("/language", data={"csrf": csrf, "language": "fa"})
         persian = await http.get(base)
-        assert persian.status_code == 200 and "کلید ذخیره‌شدهٔ TronGrid خوانا نیست" in persian.text
+        assert persian.status_code == 200 and "کلید ذخیره‌شدهٔ \u2066TronGrid\u2069 خوانا نیست" in persian.text
         await http.post("/language", data={"csrf": csrf, "language": "en"})
 
         new_key = "0c7e4b1a-new-key-4321"

@@ -107,7 +107,7 @@ def template_callables() -> tuple[Callable[..., str], Callable[..., str]]:
     def template_ngettext(
         context: Context, singular: str, plural: str, n: int, **variables: Any
     ) -> str:
-        variables.setdefault("num", localize_digits(n) if _current.get() == "fa" else n)
+        variables.setdefault("num", localize_digits(n))
         text = translations(_current.get()).ngettext(singular, plural, n)
         return _filled(context, text, variables)
 

@@ -18,7 +18,7 @@ from sponsorbot.features.stats.overview import FIGURES, FUNNEL, METRICS, Overvie
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel import i18n, stats_chart
 from sponsorbot.web.panel.deps import View
-from sponsorbot.web.panel.fields import bot_filter
+from sponsorbot.web.panel.fields import bot_filter, day_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import Viewer, panel_of, render
@@ -55,10 +55,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _date(raw: str | None) -> date | None:
-    try:
-        return date.fromisoformat(raw) if raw else None
-    except ValueError:
-        return None
+    return day_of(raw)  # ISO, or Jalali from a Persian page
 
 
 async def _gather(request: Request, viewer: Viewer) -> tuple[Overview, dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Request
@@ -21,8 +21,8 @@ from sponsorbot.features.accounts.security import (
     totp_uri,
 )
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel import audit_view, i18n
 from sponsorbot.web.panel.deps import Account, Audit, Team
+from sponsorbot.web.panel.fields import day_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.identity import proves_identity
@@ -76,7 +76,7 @@ KIND_LABELS = {
     "bot.paused": N_("Bot paused"),
     "bot.resumed": N_("Bot resumed"),
     "bot.removed": N_("Bot removed"),
-    "bot.redriven": N_("Failed messages tried again"),
+    "bot.redriven": N_("Dead updates queued again"),
     "bot.mode_changed": N_("Bot mode changed"),
     "bot.storage_changed": N_("Storage chat changed"),
     "bot.texts_changed": N_("Visitor texts changed"),
@@ -236,10 +236,8 @@ async def team_remove(request: Request, user_id: int, viewer: Team) -> Response:
 
 
 def _day(text: str | None, zone: str) -> datetime | None:
-    try:
-        return datetime.strptime(text or "", "%Y-%m-%d").replace(tzinfo=ZoneInfo(zone))
-    except ValueError:
-        return None
+    day = day_of(text)  # ISO, or Jalali from a Persian page
+    return datetime.combine(day, time(0), ZoneInfo(zone)) if day else None
 
 
 @router.get("/audit")
@@ -263,13 +261,8 @@ async def audit_page(request: Request, viewer: Audit) -> Response:
         if len(rows) == 50
         else None
     )
-    def when(moment: datetime) -> str:
-        return i18n.format_datetime(moment, zone)
-
     context = {
         "rows": rows,
-        "lines": {r["id"]: audit_view.lines(r, when) for r in rows},
-        "targets": await audit_view.targets(panel.pool, rows),
         "members": await accounts.users(panel.pool),
         "kinds": await kinds(panel.pool),
         "kind_labels": KIND_LABELS,

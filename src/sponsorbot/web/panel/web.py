@@ -29,7 +29,7 @@ from sponsorbot.features.accounts.audit import Actor, record
 from sponsorbot.features.accounts.security import PanelKeys, same
 from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, load_session
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
-from sponsorbot.web.panel import i18n
+from sponsorbot.web.panel import fields, i18n
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.features.accounts.permissions import PERMISSIONS
 
@@ -144,6 +144,7 @@ def make_environment() -> Environment:
     env.globals.update(gettext=gettext, ngettext=ngettext)
     env.filters["num"] = i18n.localize_digits
     env.globals["language"] = i18n.current_language
+    env.globals.update(day_input=fields.day_input, day_example=fields.day_example)
     return env
 
 

@@ -164,6 +164,13 @@ if (window.htmx) window.htmx.config.includeIndicatorStyles = false;
   document.addEventListener("change", (event) => {
     const select = event.target.closest("select[data-autosubmit]");
     if (select) select.form.requestSubmit();
+    // The translated file control (_form.html's file_input) names the file chosen.
+    const pick = event.target.closest(".file-pick");
+    if (pick) {
+      const name = pick.querySelector("[data-file-name]");
+      const file = event.target.files && event.target.files[0];
+      name.textContent = file ? file.name : name.dataset.none;
+    }
   });
 
   // Bar heights as a custom property: set through the CSSOM, which the policy allows.
