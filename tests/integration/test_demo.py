@@ -20,9 +20,12 @@ from typing import Any
 import aiohttp
 import asyncpg
 import pytest
+from yarl import URL
 
 from sponsorbot.features.accounts.api_tokens import TokenService
+from sponsorbot.simulator.client import SimulatorClient
 from tests.integration.demokit import running_demo
+from tests.kit import eventually
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +96,7 @@ class Demo:
     report: str
     started: datetime
     pool: asyncpg.Pool
+    printed: str
 
 
 @pytest.fixture
@@ -101,7 +105,7 @@ async def demo(tmp_path: Path) -> AsyncIterator[Demo]:
     async with running_demo(tmp_path / "demo") as run:
         report = re.search(r"Report:\s+(\S+)", run.printed)
         assert report, run.printed
-        yield Demo(run.panel, report.group(1), started, run.pool)
+        yield Demo(run.panel, report.group(1), started, run.pool, run.printed)
 
 
 async def _read(demo: Demo, path: str) -> Any:
@@ -227,3 +231,22 @@ async def test_the_demo_has_a_finished_broadcast_with_a_report_and_one_sending_s
     assert 0 < progress["percent"] < 50
     assert progress["rate_per_s"] > 0
     assert progress["seconds_left"] > 120
+
+
+async def test_the_demo_owner_is_linked_and_the_order_waiting_arrives_with_its_buttons(
+    demo: Demo,
+) -> None:
+    """The owner's simulated Telegram is linked to the panel account, and the order that waits
+    for review arrives there with Approve, Reject and Ask for a change."""
+    owner = re.search(r"Owner:\s+(\S+)", demo.printed)
+    assert owner, demo.printed
+    url = URL(owner.group(1))
+    user, bot = int(url.query["user"]), url.query["bot"]
+    async with SimulatorClient(f"{url.scheme}://{url.host}:{url.port}") as sim:
+
+        async def arrived() -> bool:
+            chat = await sim.read_chat(user, bot)
+            return any("New order" in (m.get("text") or "") and m.get("buttons") for m in chat)
+
+        await eventually(arrived, timeout=30.0)
+    assert await demo.pool.fetchval("SELECT count(*) FROM team_links") == 1

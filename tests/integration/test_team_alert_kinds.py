@@ -127,6 +127,9 @@ async def test_the_notifications_page_links_chooses_and_unlinks(
             "SELECT count(*) FROM team_link_codes WHERE user_id = $1", olivia
         )
         assert stored == 1
+        # An order waits for review before Olivia links: she is told of it when she does.
+        ada = await s.advertiser()
+        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
         # A second code replaces the first.
         second = await team.new_code(olivia, s.bot["id"], datetime.now(UTC))
         person = await s.tg.sim.create_user("Olivia")
@@ -135,6 +138,8 @@ async def test_the_notifications_page_links_chooses_and_unlinks(
         await s.tg.sim.send_text(person["id"], BOT, f"/start {second.start}")
         await wait_text(s, person["id"], "Linked")
         assert (await team.link(olivia) or {}).get("chat_id") == person["id"]
+        waiting = await wait_text(s, person["id"], f"New order #{order['id']}")
+        assert waiting["buttons"]
 
         saved = await team.save_prefs(
             olivia, "owner", ["order_review"], Prefs(quiet_from=1320, quiet_to=420)

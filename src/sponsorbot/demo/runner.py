@@ -68,6 +68,8 @@ class Ready:
 
     panel_url: str
     phone_url: str
+    # The owner's own Telegram, linked to the panel: the team's alerts arrive there.
+    owner_phone_url: str
     link: str
     code: str
     seconds: float
@@ -210,6 +212,7 @@ class Demo:
                 log.info("broadcasts sent after %.1f s", time.monotonic() - began)
                 await shop.create(api, pool, self.sim, bots[0], now)
                 log.info("shop set up after %.1f s", time.monotonic() - began)
+            await setup.link_owner(pool, self.sim, world.owner_user, bots[0].sim.plan.username)
         finally:
             await api.close()
             await setup.revoke(pool, token_id)
@@ -236,6 +239,9 @@ class Demo:
             panel_url=self.panel_url,
             phone_url=(
                 f"{self.sim_url}/_sim/phone?user={world.phone_user}&bot={first.sim.plan.username}"
+            ),
+            owner_phone_url=(
+                f"{self.sim_url}/_sim/phone?user={world.owner_user}&bot={first.sim.plan.username}"
             ),
             link=f"https://t.me/{first.sim.plan.username}?start={first.contents[0].code}",
             code=first.contents[0].code,
@@ -318,6 +324,9 @@ def _print_ready(ready: Ready, say: Callable[[str], None]) -> None:
     say(f"  Phone:    {ready.phone_url}")
     say(f"            (type the start code {ready.code} and press Open to meet the gate;")
     say(f"            the content link is {ready.link})")
+    say(f"  Owner:    {ready.owner_phone_url}")
+    say("            (the owner's Telegram, linked to the panel: new orders arrive there with")
+    say("            Approve, Reject and Ask for a change)")
     if ready.report_url:
         say(f"  Report:   {ready.report_url}")
         say("            (what the sponsor of the running campaign sees, no sign-in)")

@@ -16,6 +16,7 @@ from sponsorbot.demo.world import SimBot, World
 from sponsorbot.features.accounts.api_tokens import TokenService
 from sponsorbot.features.accounts.security import hash_password
 from sponsorbot.features.accounts.users import create_owner, new_setup_code, owner_exists
+from sponsorbot.features.alerts.links import TeamLinks
 from sponsorbot.loadtest.scenario import OwnerApi
 from sponsorbot.simulator.client import SimulatorClient
 
@@ -57,6 +58,18 @@ async def ensure_owner(pool: asyncpg.Pool) -> None:
         await conn.execute(
             "UPDATE workspace SET name = $1, time_zone = $2 WHERE id = 1", WORKSPACE_NAME, TIME_ZONE
         )
+
+
+async def link_owner(pool: asyncpg.Pool, sim: SimulatorClient, owner_user: int, bot: str) -> None:
+    """The demo's owner links their simulated Telegram account to the panel, as an owner does:
+    a code from the Notifications page, sent to the bot. New orders, payments and bots in
+    trouble then arrive in that chat (the phone page shows it) with their buttons."""
+    owner = await pool.fetchval("SELECT id FROM users WHERE role = 'owner'")
+    if owner is None or await pool.fetchval("SELECT 1 FROM team_links WHERE user_id = $1", owner):
+        return
+    bot_id = await pool.fetchval("SELECT id FROM bots WHERE username = $1", bot)
+    code = await TeamLinks(pool).new_code(owner, bot_id, datetime.now(UTC))
+    await sim.send_text(owner_user, bot, f"/start {code.start}")
 
 
 async def api_token(pool: asyncpg.Pool) -> tuple[int, str]:

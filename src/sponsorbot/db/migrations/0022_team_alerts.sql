@@ -48,6 +48,8 @@ CREATE TABLE alerts (
     key         text NOT NULL,
     once        boolean NOT NULL,
     about_bot   bigint,
+    -- One member's alone: what waited for them when they linked their chat.
+    only_user   bigint REFERENCES users (id) ON DELETE CASCADE,
     data        jsonb NOT NULL DEFAULT '{}',
     count       integer NOT NULL DEFAULT 1 CHECK (count > 0),
     created_at  timestamptz NOT NULL DEFAULT now(),

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 200
 DUE_ALERTS = """
-SELECT id, kind FROM alerts WHERE fanned_at IS NULL AND due_at <= $1
+SELECT id, kind, only_user FROM alerts WHERE fanned_at IS NULL AND due_at <= $1
 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
 """
 MEMBERS = """
@@ -99,6 +99,8 @@ async def fan_out(conn: asyncpg.Connection, now: datetime) -> int:
     alert_ids, user_ids, due_at = [], [], []
     for alert in due:
         for member in members:
+            if alert["only_user"] not in (None, member["id"]):
+                continue
             if receives(alert["kind"], member["role"], list(member["muted"])):
                 alert_ids.append(alert["id"])
                 user_ids.append(member["id"])

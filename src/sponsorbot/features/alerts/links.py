@@ -59,6 +59,21 @@ ON CONFLICT (user_id) DO UPDATE
 SET via_bot = excluded.via_bot, chat_id = excluded.chat_id, tg_name = excluded.tg_name,
     linked_at = now()
 """
+# What waits for a member who just linked their chat: the orders to review and the payments to
+# decide (the newest 20 of each), as alerts of theirs alone ($2 keeps each link's apart).
+WAITING_NOW = """
+INSERT INTO alerts (kind, key, once, about_bot, data, only_user)
+(SELECT 'order_review', 'waiting:' || $1::bigint || ':' || $2::bigint || ':order:' || o.id,
+        true, o.bot_id, jsonb_build_object('order_id', o.id, 'step', 'submitted'), $1::bigint
+ FROM shop_orders o WHERE o.state = 'submitted' ORDER BY o.id DESC LIMIT 20)
+UNION ALL
+(SELECT 'payment_decision',
+        'waiting:' || $1::bigint || ':' || $2::bigint || ':transfer:' || t.id, true, NULL,
+        jsonb_build_object('coin', t.coin, 'amount', t.amount::text, 'reason', t.reason),
+        $1::bigint
+ FROM shop_transfers t WHERE t.state = 'unattributed' ORDER BY t.id DESC LIMIT 20)
+ON CONFLICT (key) WHERE once DO NOTHING
+"""
 # The verified id also becomes the member's Telegram id for post previews.
 SET_TELEGRAM_ID = "UPDATE users SET telegram_id = $2 WHERE id = $1"
 UNLINK = "DELETE FROM team_links WHERE user_id = $1 RETURNING via_bot, chat_id"
