@@ -1,9 +1,11 @@
 """The joins-and-leaves chart of a campaign, drawn on the server as SVG geometry.
 
-Joins rise above a middle line and leaves fall below it, on one scale, so a sponsor compares
-them at a glance. No script and no CDN: the template turns this geometry into an <svg>, the
-same markup on the owner's detail page and the sponsor's report. Time runs left to right in
-both languages (as Persian finance charts do); only the digits and dates follow the language.
+Joins rise above a middle line and leaves fall below it. Leaves are a fraction of joins, so
+on the joins' scale they would be slivers: they get the lower third of the plot and a scale of
+their own, and each scale is written at its end (the lower one negative, as it points down).
+No script and no CDN: the template turns this geometry into an <svg>, the same markup on the
+owner's detail page and the sponsor's report. Time runs left to right in both languages (as
+Persian finance charts do); only the digits and dates follow the language.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ TOP = 12
 BOTTOM = 28  # room for the time labels
 MAX_HOURLY = 24 * 7  # longer than a week: one bar a day, or the bars get thinner than a pixel
 TICKS = 6
+PLOT = HEIGHT - TOP - BOTTOM
+# The share of the plot above the middle line: joins; leaves take the rest.
+JOINS_SHARE = 2 / 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,7 @@ class Chart:
 
     per_day: bool
     top: int
+    bottom: int = 1  # the largest leaves, at the lower edge
     bars: list[Bar] = field(default_factory=list)
     ticks: list[Tick] = field(default_factory=list)
     width: int = WIDTH
@@ -60,7 +66,7 @@ class Chart:
     left: int = LEFT
     right_edge: int = WIDTH - RIGHT
     top_edge: int = TOP
-    middle: float = TOP + (HEIGHT - TOP - BOTTOM) / 2
+    middle: float = round(TOP + PLOT * JOINS_SHARE, 2)
     bottom_edge: int = HEIGHT - BOTTOM
     label_y: int = HEIGHT - 8
     zero: int = 0  # a field, not a literal: Jinja would fold `0|num` in the first language
@@ -100,25 +106,26 @@ def build(hours: list[dict[str, Any]], zone: str) -> Chart:
     """The chart of `hours` ([{hour, joins, leaves}], oldest first) in the zone `zone`."""
     per_day = len(hours) > MAX_HOURLY
     points = _by_day(hours, ZoneInfo(zone)) if per_day else hours
-    top = max([1, *(int(p["joins"]) for p in points), *(int(p["leaves"]) for p in points)])
-    chart = Chart(per_day=per_day, top=top)
+    top = max([1, *(int(p["joins"]) for p in points)])
+    bottom = max([1, *(int(p["leaves"]) for p in points)])
+    chart = Chart(per_day=per_day, top=top, bottom=bottom)
     if not points:
         return chart
-    half = (HEIGHT - TOP - BOTTOM) / 2
+    above, below = PLOT * JOINS_SHARE, PLOT * (1 - JOINS_SHARE)
     step = (WIDTH - LEFT - RIGHT) / len(points)
     width = max(step * 0.7, 0.6)
     # Spans within two days label hours alone; longer ones need the date to be read.
     short = len(points) <= 48
     for i, point in enumerate(points):
         joins, leaves = int(point["joins"]), int(point["leaves"])
-        up = half * joins / top
+        up = above * joins / top
         chart.bars.append(
             Bar(
                 x=round(LEFT + i * step + (step - width) / 2, 2),
                 width=round(width, 2),
                 join_y=round(chart.middle - up, 2),
                 join_height=round(up, 2),
-                leave_height=round(half * leaves / top, 2),
+                leave_height=round(below * leaves / bottom, 2),
                 joins=joins,
                 leaves=leaves,
                 label=_when(point["hour"], zone, per_day, short=False),
