@@ -268,7 +268,7 @@ async def test_send_now_the_progress_fragment_reaches_100_and_shows_the_report(
 
         detail = await http.get(base)
         assert 'id="live"' in detail.text and "Broadcast created" in detail.text
-        assert "Set to send now" in detail.text
+        assert "Sent now" in detail.text
         listed = await http.get("/broadcasts")
         assert "Weekly news" in listed.text and "Finished" in listed.text
         assert 'value="100.0"' in listed.text and "@news_bot" in listed.text

@@ -351,7 +351,9 @@ async def test_an_order_made_in_the_database_is_listed_shown_and_rejected(
 
         why = "Not for this audience, sorry"
         rejected = await http.post(f"{base}/reject", data={"csrf": csrf, "reason": why})
-        assert rejected.status_code == 303 and rejected.headers["location"] == base
+        assert rejected.status_code == 303
+        assert rejected.headers["location"] == f"{base}?done=reject"
+        assert "the advertiser was told why" in (await http.get(f"{base}?done=reject")).text
         assert (await env.features.shop.order(order_id))["state"] == "rejected"
 
         async def told() -> bool:

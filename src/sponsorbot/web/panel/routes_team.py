@@ -21,6 +21,7 @@ from sponsorbot.features.accounts.security import (
     totp_uri,
 )
 from sponsorbot.web.deps import services_of
+from sponsorbot.web.panel import audit_view, i18n
 from sponsorbot.web.panel.deps import Account, Audit, Team
 from sponsorbot.web.panel.fields import day_of
 from sponsorbot.web.panel.i18n import N_
@@ -76,7 +77,7 @@ KIND_LABELS = {
     "bot.paused": N_("Bot paused"),
     "bot.resumed": N_("Bot resumed"),
     "bot.removed": N_("Bot removed"),
-    "bot.redriven": N_("Dead updates queued again"),
+    "bot.redriven": N_("Failed messages tried again"),
     "bot.mode_changed": N_("Bot mode changed"),
     "bot.storage_changed": N_("Storage chat changed"),
     "bot.texts_changed": N_("Visitor texts changed"),
@@ -261,8 +262,13 @@ async def audit_page(request: Request, viewer: Audit) -> Response:
         if len(rows) == 50
         else None
     )
+    def when(moment: datetime) -> str:
+        return i18n.format_datetime(moment, zone)
+
     context = {
         "rows": rows,
+        "lines": {r["id"]: audit_view.lines(r, when) for r in rows},
+        "targets": await audit_view.targets(panel.pool, rows),
         "members": await accounts.users(panel.pool),
         "kinds": await kinds(panel.pool),
         "kind_labels": KIND_LABELS,
