@@ -42,8 +42,8 @@ from sponsorbot.features.alerts.links import (
     SET_TELEGRAM_ID,
     TAKE_CODE,
     UNLINK_CHAT,
-    WAITING_NOW,
     code_hash,
+    tell_what_waits,
 )
 from sponsorbot.features.alerts.texts import team_text
 from sponsorbot.features.bots.service import BotsService
@@ -159,7 +159,7 @@ class TeamChat:
                 tg_name = f"{tg_name} (@{person['username']})".strip()
             await conn.execute(LINK_CHAT, member["id"], ctx.bot.id, ctx.chat_key, tg_name[:200])
             await conn.execute(SET_TELEGRAM_ID, member["id"], ctx.chat_key)
-            await conn.execute(WAITING_NOW, member["id"], int(now.timestamp() * 1000))
+            await tell_what_waits(conn, member["id"], int(now.timestamp() * 1000))
             actor = Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
             after = {"bot": ctx.bot.username, "telegram_id": ctx.chat_key}
             await record(

@@ -43,18 +43,21 @@ DROP_MARKS = "DELETE FROM alert_marks WHERE name = ANY ($1::text[])"
 ORDER_LOG = """
 SELECT l.id, l.bot_id, l.order_id, l.kind, l.data,
        o.paid_usdt > o.price_usdt AS overpaid, o.paid_usdt, o.price_usdt
-FROM shop_order_log l JOIN shop_orders o ON o.id = l.order_id
+FROM shop_order_log l JOIN shop_orders o ON o.bot_id = l.bot_id AND o.id = l.order_id
 WHERE l.id > $1 AND l.kind IN ('submitted', 'resubmitted', 'payment_credited')
 ORDER BY l.id
 """
 LAST_LOG = "SELECT coalesce(max(id), 0) FROM shop_order_log"
 TRANSFERS = """
-SELECT t.id, t.coin, t.amount, t.reason,
-       (SELECT s.bot_id FROM shop_settings s WHERE s.address = t.to_address
-        ORDER BY s.bot_id LIMIT 1) AS bot_id
-FROM shop_transfers t
+SELECT t.id, t.coin, t.amount, t.reason, t.to_address FROM shop_transfers t
 WHERE t.id > $1 AND t.state = 'unattributed'
 ORDER BY t.id
+"""
+# The shop a transfer reached (the first of those sharing the address), read apart: on Citus
+# the transfers are a reference table and the settings a bot table.
+SHOPS_OF = """
+SELECT DISTINCT ON (address) address, bot_id FROM shop_settings
+WHERE address = ANY ($1::bytea[]) ORDER BY address, bot_id
 """
 LAST_TRANSFER = "SELECT coalesce(max(id), 0) FROM shop_transfers"
 COUNTS = """
@@ -161,9 +164,13 @@ async def _orders(conn: asyncpg.Connection, marks: dict[str, int], found: Found)
 
 async def _transfers(conn: asyncpg.Connection, marks: dict[str, int], found: Found) -> None:
     last = marks.get("transfers", 0)
-    for row in await conn.fetch(TRANSFERS, last - SLACK):
+    rows = await conn.fetch(TRANSFERS, last - SLACK)
+    addresses = list({bytes(r["to_address"]) for r in rows})
+    shops = {bytes(r["address"]): r["bot_id"] for r in await conn.fetch(SHOPS_OF, addresses)}
+    for row in rows:
         data = {"coin": row["coin"], "amount": str(row["amount"]), "reason": row["reason"]}
-        found.add("payment_decision", f"transfer:{row['id']}", row["bot_id"], data)
+        bot = shops.get(bytes(row["to_address"]))
+        found.add("payment_decision", f"transfer:{row['id']}", bot, data)
         last = max(last, int(row["id"]))
     found.marks["transfers"] = max(last, int(await conn.fetchval(LAST_TRANSFER)))
 

@@ -46,8 +46,7 @@ FANNED = "UPDATE alerts SET fanned_at = $2 WHERE id = ANY ($1::bigint[])"
 DUE_DELIVERIES = """
 SELECT d.alert_id, d.user_id, a.kind, a.about_bot, a.data, a.count,
        l.via_bot, l.chat_id, u.role, coalesce(p.muted, '{}') AS muted,
-       coalesce(u.language, w.default_language, 'en') AS language,
-       EXISTS (SELECT 1 FROM bots b WHERE b.id = l.via_bot AND b.status = 'active') AS bot_ok
+       coalesce(u.language, w.default_language, 'en') AS language
 FROM alert_deliveries d
 JOIN alerts a ON a.id = d.alert_id
 LEFT JOIN team_links l ON l.user_id = d.user_id
@@ -55,6 +54,10 @@ LEFT JOIN users u ON u.id = d.user_id AND u.disabled_at IS NULL
 LEFT JOIN alert_prefs p ON p.user_id = d.user_id
 LEFT JOIN workspace w ON w.id = 1
 WHERE d.sent_at IS NULL AND d.due_at <= $1
+  -- A delivery through a paused or refused bot waits for it (and never blocks the others);
+  -- one whose link is gone is read, to be dropped.
+  AND (l.user_id IS NULL OR EXISTS (
+      SELECT 1 FROM bots b WHERE b.id = l.via_bot AND b.status = 'active'))
 ORDER BY d.due_at, d.alert_id
 LIMIT $2
 FOR UPDATE OF d SKIP LOCKED
@@ -120,8 +123,6 @@ async def send_due(conn: asyncpg.Connection, now: datetime, panel_url: str | Non
         if gone or not receives(row["kind"], row["role"], list(row["muted"])):
             await conn.execute(DROP, *key)  # unlinked, left the team, or turned it off since
             continue
-        if not row["bot_ok"]:
-            continue  # the bot it goes through is paused or refused: it waits for the bot
         alert = Alert(
             row["kind"],
             row["about_bot"],

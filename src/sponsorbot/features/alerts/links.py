@@ -60,18 +60,18 @@ SET via_bot = excluded.via_bot, chat_id = excluded.chat_id, tg_name = excluded.t
     linked_at = now()
 """
 # What waits for a member who just linked their chat: the orders to review and the payments to
-# decide (the newest 20 of each), as alerts of theirs alone ($2 keeps each link's apart).
-WAITING_NOW = """
+# decide (the newest 20 of each), told as alerts of theirs alone.
+WAITING_ORDERS = """
+SELECT id, bot_id FROM shop_orders WHERE state = 'submitted' ORDER BY id DESC LIMIT 20
+"""
+WAITING_TRANSFERS = """
+SELECT id, coin, amount, reason FROM shop_transfers WHERE state = 'unattributed'
+ORDER BY id DESC LIMIT 20
+"""
+ADD_FOR_ONE = """
 INSERT INTO alerts (kind, key, once, about_bot, data, only_user)
-(SELECT 'order_review', 'waiting:' || $1::bigint || ':' || $2::bigint || ':order:' || o.id,
-        true, o.bot_id, jsonb_build_object('order_id', o.id, 'step', 'submitted'), $1::bigint
- FROM shop_orders o WHERE o.state = 'submitted' ORDER BY o.id DESC LIMIT 20)
-UNION ALL
-(SELECT 'payment_decision',
-        'waiting:' || $1::bigint || ':' || $2::bigint || ':transfer:' || t.id, true, NULL,
-        jsonb_build_object('coin', t.coin, 'amount', t.amount::text, 'reason', t.reason),
-        $1::bigint
- FROM shop_transfers t WHERE t.state = 'unattributed' ORDER BY t.id DESC LIMIT 20)
+SELECT k, key, true, bot, data, $5
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[]) AS s (k, key, bot, data)
 ON CONFLICT (key) WHERE once DO NOTHING
 """
 # The verified id also becomes the member's Telegram id for post previews.
@@ -84,6 +84,33 @@ SELECT u.id, u.name, u.email, u.role, u.language
 FROM team_links l JOIN users u ON u.id = l.user_id AND u.disabled_at IS NULL
 WHERE l.via_bot = $1 AND l.chat_id = $2
 """
+
+
+async def tell_what_waits(conn: asyncpg.Connection, user_id: int, stamp: int) -> None:
+    """Alerts for the member alone of what waits now (`stamp` keeps each link's apart)."""
+    rows: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    for order in await conn.fetch(WAITING_ORDERS):
+        data = {"order_id": order["id"], "step": "submitted"}
+        rows.append(
+            (
+                "order_review",
+                f"waiting:{user_id}:{stamp}:order:{order['id']}",
+                order["bot_id"],
+                data,
+            )
+        )
+    for transfer in await conn.fetch(WAITING_TRANSFERS):
+        data = {
+            "coin": transfer["coin"],
+            "amount": str(transfer["amount"]),
+            "reason": transfer["reason"],
+        }
+        rows.append(
+            ("payment_decision", f"waiting:{user_id}:{stamp}:transfer:{transfer['id']}", None, data)
+        )
+    if rows:
+        columns = [list(c) for c in zip(*rows, strict=True)]
+        await conn.execute(ADD_FOR_ONE, *columns, user_id)
 
 
 def code_hash(code: str) -> bytes:
