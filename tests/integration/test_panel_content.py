@@ -129,8 +129,8 @@ async def test_item_options_and_counts(panel: PanelApp) -> None:
         csrf = await signed_in(panel, http, "editor")
         base = f"/bots/{bot['id']}/content"
         page = (await http.get(base)).text
-        figures = re.findall(r"<dt>(\w+)</dt><dd>(\d+)</dd>", page)
-        assert figures == [("Opened", "5"), ("Gated", "3"), ("Passed", "2"), ("Sent", "4")]
+        figures = re.findall(r"<dt>([\w ]+)</dt><dd>(\d+)</dd>", page)
+        assert figures == [("Opened", "5"), ("Shown the gate", "3"), ("Passed", "2"), ("Sent", "4")]
         bad = await http.post(
             f"{base}/{item['id']}/options", data={"csrf": csrf, "auto_delete": "99999"}
         )

@@ -31,6 +31,39 @@ from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 
+# The page's groups of texts, in order: a text belongs to the first whose test it passes.
+TEXT_GROUPS: tuple[tuple[str, str], ...] = (
+    ("gate", N_("The gate and visitors")),
+    ("uploader", N_("Uploaders and channels")),
+    ("shop", N_("Shop: booking an ad")),
+    ("payments", N_("Shop: payments")),
+    ("states", N_("Shop: order states in /orders")),
+)
+UPLOADER_TEXTS = frozenset(
+    {"upload_saved", "batch_started", "batch_added", "batch_empty", "batch_cancelled",
+     "no_batch", "channel_added", "channel_refused"}
+)  # fmt: skip
+PAYMENT_TEXTS = frozenset(
+    {"shop_pay", "shop_amount_usdt", "shop_amount_trx", "shop_or", "shop_qr_caption",
+     "shop_bad_hash", "shop_checking", "shop_already_checking", "shop_already_counted",
+     "shop_not_payable", "shop_too_many_hashes", "shop_unconfirmed", "shop_credited",
+     "shop_credited_usdt", "shop_still_due", "shop_held", "shop_requoted", "shop_paid",
+     "shop_overpaid", "shop_payment_refused", "shop_reminder", "shop_expired",
+     "shop_expired_paid"}
+)  # fmt: skip
+
+
+def text_group(key: str) -> str:
+    """Which of TEXT_GROUPS a visitor text is shown in."""
+    if key.startswith("shop_state_"):
+        return "states"
+    if key in PAYMENT_TEXTS or key.startswith("shop_reason_"):
+        return "payments"
+    if key.startswith("shop_"):
+        return "shop"
+    return "uploader" if key in UPLOADER_TEXTS else "gate"
+
+
 # What each visitor text is for, in the owner's words; the order is the order of the page.
 TEXTS: dict[str, str] = {
     "welcome": N_("Greeting when someone starts the bot without a link"),
@@ -163,6 +196,7 @@ async def _page(
             "label": _(label),
             "placeholders": sorted(placeholders(DEFAULTS["en"][key])),
             "money": key in MONEY_TEXTS,
+            "group": text_group(key),
             "languages": [
                 {
                     "code": language,
@@ -180,6 +214,7 @@ async def _page(
         "errors": errors,
         "storage": (values or {}).get("storage", "" if storage is None else str(storage)),
         "texts": rows,
+        "text_groups": [(g, _(label)) for g, label in TEXT_GROUPS],
         "webhook_possible": features.bots.webhook_possible,
         "saved": request.query_params.get("saved", ""),
     }

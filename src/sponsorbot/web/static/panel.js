@@ -180,7 +180,33 @@ if (window.htmx) window.htmx.config.includeIndicatorStyles = false;
     });
   }
 
+  // -- bot settings: find a visitor text by what it is for or says, or only the changed ones --
+  function bindTextSearch(box) {
+    const query = box.querySelector("#text-search");
+    const customOnly = box.querySelector("#text-custom-only");
+    const none = document.getElementById("text-none");
+    const blocks = Array.from(document.querySelectorAll(".text-block[data-search]"));
+    function filter() {
+      const words = query.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      blocks.forEach((block) => {
+        const hit = words.every((w) => block.dataset.search.includes(w)) &&
+          (!customOnly.checked || block.classList.contains("custom"));
+        block.hidden = !hit;
+        if (hit) shown += 1;
+      });
+      document.querySelectorAll(".text-group").forEach((group) => {
+        group.hidden = !group.querySelector(".text-block:not([hidden])");
+      });
+      none.hidden = shown > 0;
+    }
+    box.hidden = false;
+    query.addEventListener("input", filter);
+    customOnly.addEventListener("change", filter);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll(".text-search").forEach(bindTextSearch);
     document.querySelectorAll("form[data-upload]").forEach(bindUpload);
     document.querySelectorAll("tbody[data-sortable]").forEach(bindSortable);
     sizeBars(document);
