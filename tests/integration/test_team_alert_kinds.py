@@ -12,8 +12,12 @@ from zoneinfo import ZoneInfo
 
 import asyncpg
 
+from sponsorbot.engine.sender import GAVE_UP
 from sponsorbot.features.alerts.links import Prefs
+from sponsorbot.features.broadcasts.post import Post
+from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.campaigns.service import Draft
+from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import BOT, shop
 from tests.integration.test_team_alerts import OPTIONS, bot_messages, linked, member, wait_text
 
@@ -150,3 +154,58 @@ async def test_the_notifications_page_links_chooses_and_unlinks(
         assert await team.unlink(olivia)
         assert not await team.unlink(olivia)
         assert await team.link(olivia) is None
+
+
+async def test_an_overpaid_order_a_refused_trongrid_key_and_a_finished_broadcast_are_told(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
+        olivia = await member(pool, "Olivia", "owner")
+        chat = await linked(s, olivia, "Olivia")
+        bot_id = s.bot["id"]
+        # 12 USDT for a 5 USDT banner, assigned by the owner: over its price, the extra to decide.
+        ada, order = await s.approved_banner()
+        paid = await s.tg.sim.tron_usdt(s.payer, s.address, "12", solidify="now")
+        await s.say(ada, paid["hash"])
+        await wait_text(s, chat, "needs your decision")
+        transfer = (await s.features.shop.transfers("unattributed"))["items"][0]
+        await s.features.shop.assign_transfer(transfer["id"], order["id"], "owner")
+        over = await wait_text(s, chat, "is overpaid")
+        assert (
+            "12 USDT received for a price of 5" in over["text"] and "7 USDT extra" in over["text"]
+        )
+
+        # TronGrid starts asking for a key the shop does not have: its next check is refused.
+        await s.tg.sim.tron_require_api_key("a-key-the-shop-lacks")
+        bob, second = await s.approved_banner()
+        sent = await s.tg.sim.tron_usdt(s.payer, s.address, second["due_usdt"], solidify="now")
+        await s.say(bob, sent["hash"])
+        await wait_text(s, chat, "TronGrid refused the API key", timeout=30.0)
+        await s.tg.sim.tron_require_api_key(None)
+
+        fans = await add_people(s.tg.sim, pool, bot_id, BOT, 3)
+        draft = BroadcastDraft("Winter sale", Post(text="Films, half price"))
+        made = await s.features.broadcasts.create(bot_id, draft, "test")
+        await s.features.broadcasts.send(bot_id, made["id"])
+        done = await wait_text(s, chat, "Broadcast “Winter sale” finished", timeout=30.0)
+        # Everyone who started the bot: the three, and the two advertisers.
+        assert f"{len(fans) + 2} sent, 0 blocked the bot, 0 failed" in done["text"]
+
+
+async def test_messages_given_up_gather_into_one_alert(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
+        olivia = await member(pool, "Olivia", "owner")
+        chat = await linked(s, olivia, "Olivia")
+        for n in range(3):
+            await pool.execute(
+                "INSERT INTO outbox (bot_id, chat_id, method, params, status, error)"
+                " VALUES ($1, $2, 'sendMessage', '{}', 'failed', $3)",
+                s.bot["id"],
+                5000 + n,
+                GAVE_UP,
+            )
+        alert = await wait_text(s, chat, "given up")
+        assert "3 message(s) given up" in alert["text"]
+        assert alert["buttons"][0][0]["text"] == "🔁 Re-drive"
