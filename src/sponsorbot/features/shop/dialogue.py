@@ -22,6 +22,7 @@ from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.broadcasts.post import Button, Post, build
+from sponsorbot.features.calendar import FSI, LRI, PDI
 from sponsorbot.features.channels.service import REQUIRED_RIGHT, inspect, parse_ref, refusal
 from sponsorbot.features.content.uploads import forwarded_chat
 from sponsorbot.features.errors import FeatureError
@@ -145,6 +146,29 @@ def advertiser_url(url: str) -> str:
     raise refused
 
 
+def in_language(product: Mapping[str, Any], lang: str) -> tuple[str, str]:
+    """A product's title and description as an advertiser reads them: in Persian where the owner
+    gave them in Persian, else the English ones."""
+    if lang == "fa":
+        return (
+            product["title_fa"] or product["title"],
+            product["description_fa"] or product["description"],
+        )
+    return product["title"], product["description"]
+
+
+def menu_line(product: Mapping[str, Any], lang: str) -> str:
+    """One product of the /advertise menu: its title, price and description. In Persian each
+    Latin-capable part is isolated, so that a price and its unit stay together."""
+    title, description = (escape(part) for part in in_language(product, lang))
+    price = show(product["price_usdt"])
+    if lang == "fa":
+        detail = f" · {FSI}{description}{PDI}" if description else ""
+        return f"• <b>{FSI}{title}{PDI}</b>: {LRI}{price} USDT{PDI}{detail}"
+    detail = f" · {description}" if description else ""
+    return f"• <b>{title}</b>: {price} USDT{detail}"
+
+
 def describe(kind: str, material: dict[str, Any]) -> str:
     """The material in the summary (HTML)."""
     if kind == "gate_slot":
@@ -219,10 +243,10 @@ class Dialogue:
         rows = []
         for p in products:
             price = show(p["price_usdt"])
-            detail = f" · {escape(p['description'])}" if p["description"] else ""
-            lines.append(f"• <b>{escape(p['title'])}</b>: {price} USDT{detail}")
+            lines.append(menu_line(p, lang))
+            title = in_language(p, lang)[0]
             label = render(
-                "shop_product_button", lang, config.texts, html=False, title=p["title"], price=price
+                "shop_product_button", lang, config.texts, html=False, title=title, price=price
             )
             rows.append([{"text": label, "callback_data": AdProduct(p["id"]).pack()}])
         markup = {"inline_keyboard": rows}
@@ -326,7 +350,7 @@ class Dialogue:
             lang,
             config.texts,
             raw={"material": describe(product["kind"], material)},
-            product=product["title"],
+            product=in_language(product, lang)[0],
             price=show(product["price_usdt"]),
         )
         buttons = [

@@ -29,24 +29,26 @@ SET enabled = excluded.enabled, network = excluded.network, address = excluded.a
 """
 
 PRODUCTS = """
-SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position
+SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position,
+       title_fa, description_fa
 FROM shop_products WHERE bot_id = $1 AND ($2::boolean IS NOT TRUE OR active)
 ORDER BY position, id
 """
 PRODUCT = """
-SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position
+SELECT id, bot_id, kind, title, description, price_usdt, joins, days, active, position,
+       title_fa, description_fa
 FROM shop_products WHERE bot_id = $1 AND id = $2
 """
 INSERT_PRODUCT = """
 INSERT INTO shop_products (bot_id, kind, title, description, price_usdt, joins, days, active,
-                           position)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                           position, title_fa, description_fa)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 RETURNING id
 """
 UPDATE_PRODUCT = """
 UPDATE shop_products
 SET kind = $3, title = $4, description = $5, price_usdt = $6, joins = $7, days = $8,
-    active = $9, position = $10
+    active = $9, position = $10, title_fa = $11, description_fa = $12
 WHERE bot_id = $1 AND id = $2
 """
 DELETE_PRODUCT = "DELETE FROM shop_products WHERE bot_id = $1 AND id = $2"
@@ -83,7 +85,10 @@ GROUP BY state
 INSERT_ORDER = """
 INSERT INTO shop_orders (bot_id, product_id, kind, title, joins, days, user_id, user_name,
                          language, material, price_usdt)
-SELECT p.bot_id, p.id, p.kind, p.title, p.joins, p.days, $3, $4, $5, $6, p.price_usdt
+SELECT p.bot_id, p.id, p.kind,
+       -- the title the advertiser read, in their language (Persian where the product has one)
+       CASE WHEN $5 = 'fa' AND p.title_fa <> '' THEN p.title_fa ELSE p.title END,
+       p.joins, p.days, $3, $4, $5, $6, p.price_usdt
 FROM shop_products p WHERE p.bot_id = $1 AND p.id = $2 AND p.active
 RETURNING id
 """

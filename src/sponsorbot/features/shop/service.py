@@ -114,6 +114,9 @@ class ProductDraft:
     days: int | None = None
     active: bool = True
     position: int = 0
+    # In Persian, both optional: a Persian advertiser reads these where they are given.
+    title_fa: str = ""
+    description_fa: str = ""
 
 
 def check_product(draft: ProductDraft) -> tuple[Any, ...]:
@@ -125,6 +128,13 @@ def check_product(draft: ProductDraft) -> tuple[Any, ...]:
         raise Invalid(f"the title is 1 to {MAX_TITLE} characters", code="product_title")
     if len(draft.description) > MAX_DESCRIPTION:
         raise Invalid(f"the description is at most {MAX_DESCRIPTION} characters")
+    title_fa = draft.title_fa.strip()
+    if len(title_fa) > MAX_TITLE:
+        raise Invalid(
+            f"the Persian title is at most {MAX_TITLE} characters", code="product_title_fa"
+        )
+    if len(draft.description_fa) > MAX_DESCRIPTION:
+        raise Invalid(f"the Persian description is at most {MAX_DESCRIPTION} characters")
     try:
         price = parse_price(draft.price_usdt)
     except MoneyError as exc:
@@ -144,6 +154,8 @@ def check_product(draft: ProductDraft) -> tuple[Any, ...]:
         days,
         draft.active,
         draft.position,
+        title_fa,
+        draft.description_fa.strip(),
     )
 
 

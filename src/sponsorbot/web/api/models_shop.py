@@ -75,6 +75,10 @@ class ProductIn(Strict):
     days: int | None = Field(default=None, ge=1, le=365)
     active: bool = True
     position: int = Field(default=0, ge=0, le=1000)
+    title_fa: str = Field(default="", max_length=100, description="The title in Persian (optional)")
+    description_fa: str = Field(
+        default="", max_length=1000, description="The description in Persian (optional)"
+    )
 
     def draft(self) -> ProductDraft:
         """The feature's product."""
@@ -87,6 +91,8 @@ class ProductIn(Strict):
             self.days,
             self.active,
             self.position,
+            self.title_fa,
+            self.description_fa,
         )
 
 
@@ -103,6 +109,8 @@ class ProductOut(BaseModel):
     days: int | None
     active: bool
     position: int
+    title_fa: str
+    description_fa: str
 
 
 class PaymentOut(BaseModel):

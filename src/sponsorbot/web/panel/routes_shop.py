@@ -97,12 +97,23 @@ FIELD_OF = {
     "shop_api_key": "api_key",
     "product_kind": "kind",
     "product_title": "title",
+    "product_title_fa": "title_fa",
     "product_price": "price_usdt",
     "product_joins": "joins",
     "product_days": "days",
 }
 SETTINGS_AUDITED = ("enabled", "network", "address", "accept_usdt", "accept_trx", "pay_within_h")
-PRODUCT_AUDITED = ("kind", "title", "description", "price_usdt", "joins", "days", "active")
+PRODUCT_AUDITED = (
+    "kind",
+    "title",
+    "description",
+    "title_fa",
+    "description_fa",
+    "price_usdt",
+    "joins",
+    "days",
+    "active",
+)
 
 
 def names() -> dict[str, Any]:
@@ -170,6 +181,7 @@ def explain(exc: BaseException) -> str:
         ),
         "product_kind": _("Choose what the product is."),
         "product_title": _("The title is 1 to %(n)s characters.", n=MAX_TITLE),
+        "product_title_fa": _("Up to %(n)s characters.", n=MAX_TITLE),
         "product_joins": _("A gate slot delivers 1 to 10,000,000 joins."),
         "product_days": _("A banner is shown for 1 to 365 days."),
     }
@@ -335,8 +347,10 @@ def read_product(form: FormData) -> tuple[ProductDraft, dict[str, Any], dict[str
         text_of(form, "position"), errors, "position", _("A whole number, 0 or more.")
     )
     description = text_of(form, "description")
-    if len(description) > MAX_DESCRIPTION:
-        errors["description"] = _("Up to %(n)s characters.", n=MAX_DESCRIPTION)
+    description_fa = text_of(form, "description_fa")
+    for key, text in (("description", description), ("description_fa", description_fa)):
+        if len(text) > MAX_DESCRIPTION:
+            errors[key] = _("Up to %(n)s characters.", n=MAX_DESCRIPTION)
     draft = ProductDraft(
         kind=kind,
         title=text_of(form, "title"),
@@ -346,11 +360,18 @@ def read_product(form: FormData) -> tuple[ProductDraft, dict[str, Any], dict[str
         days=days,
         active=bool(form.get("active")),
         position=position or 0,
+        title_fa=text_of(form, "title_fa"),
+        description_fa=description_fa,
     )
     values: dict[str, Any] = {
-        k: text_of(form, k) for k in ("kind", "title", "price_usdt", "joins", "days")
+        k: text_of(form, k) for k in ("kind", "title", "title_fa", "price_usdt", "joins", "days")
     }
-    values.update(description=description, active=draft.active, position=text_of(form, "position"))
+    values.update(
+        description=description,
+        description_fa=description_fa,
+        active=draft.active,
+        position=text_of(form, "position"),
+    )
     return draft, values, errors
 
 
@@ -390,7 +411,7 @@ async def _product_form(
 def _product_values(product: dict[str, Any]) -> dict[str, Any]:
     """What the form shows for a stored product."""
     return {
-        **{k: product[k] for k in ("kind", "title", "description", "price_usdt", "active")},
+        **{k: product[k] for k in PRODUCT_AUDITED if k not in ("joins", "days")},
         "joins": product["joins"] or "",
         "days": product["days"] or "",
         "position": product["position"],
