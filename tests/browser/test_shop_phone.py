@@ -38,6 +38,17 @@ WAIT_MS = 15_000
 # A Base58 TRON address, as the payment request shows it.
 ADDRESS = re.compile(r"\bT[1-9A-HJ-NP-Za-km-z]{33}\b")
 BANNER = "Visit us\nhttps://example.com"
+# Whether the first two characters of `run` in an element's text are drawn left to right (as a
+# left-to-right run reads), from where the browser put them.
+DRAWN_IN_ORDER = """(element, run) => {
+  const node = element.firstChild;
+  const at = node.textContent.indexOf(run);
+  if (at < 0) return false;
+  const box = (i) => { const r = document.createRange(); r.setStart(node, i);
+                       r.setEnd(node, i + 1); return r.getBoundingClientRect(); };
+  const [a, b] = [box(at), box(at + 1)];
+  return Math.abs(a.y - b.y) < 2 && a.x < b.x;
+}"""
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
     from playwright.async_api import expect
 
     user = await s.advertiser(words.language)
+    await s.pool.execute("UPDATE workspace SET time_zone = 'Asia/Tehran' WHERE id = 1")
     context = await browser.new_context(viewport={"width": 420, "height": 860})
     try:
         page = await context.new_page()
@@ -103,7 +115,9 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
             await page.click("#open")
             await expect(page.locator("#status")).to_have_text("Sent /start")
             await bot_says(words.shop_button).locator("button.inline").click()
-        await bot_says("Banner · 5 USDT").locator("button.inline", has_text="Banner").click()
+        # A Persian label isolates the title and the price (Banner · 5 USDT, with marks between).
+        menu = bot_messages.filter(has_text=re.compile(r"Banner\W+·\W+5 USDT")).last
+        await menu.locator("button.inline", has_text="Banner").click()
         await expect(bot_says(words.ask_banner)).to_be_visible(timeout=WAIT_MS)
         # Two lines: Shift+Enter breaks the line, Enter sends.
         first, second = BANNER.split("\n")
@@ -140,6 +154,10 @@ async def book_and_pay(browser: Browser, s: Shop, words: Words, *, typed_command
         # Persian reads right to left, though the request holds Latin, digits and an address.
         reading = "rtl" if words.language == "fa" else "ltr"
         await expect(request).to_have_attribute("dir", reading)
+        # As drawn, each Latin run keeps its order: "/orders" (not "orders/") and the deadline
+        # with its year first, whatever the line breaks.
+        for run in ("/orders", "(Asia/Tehran)"):
+            assert await request.locator(".text").evaluate(DRAWN_IN_ORDER, run), run
         qr = bot_messages.filter(has=page.locator("img.picture")).last
         await expect(qr).to_contain_text(s.address, timeout=WAIT_MS)
         await expect(qr).to_contain_text(f"#{order['id']}")
