@@ -140,11 +140,14 @@ TITLE_CHARS = 80
 CHANNEL_NAMES = """
 SELECT bot_id, chat_id, title, username FROM channels WHERE bot_id = ANY ($1::bigint[])
 """
+# Campaigns touching [$2, $3): running in it, or losing credits in it (a leave inside the
+# retention window may come after the end).
 CAMPAIGNS = """
 SELECT c.id, c.name, c.chat_id, c.chat_title, c.status, c.starts_at,
        array_agg(cb.bot_id) AS bots
 FROM campaigns c JOIN campaign_bots cb ON cb.campaign_id = c.id
-WHERE cb.bot_id = ANY ($1::bigint[]) AND c.starts_at < $3 AND (c.ends_at IS NULL OR c.ends_at >= $2)
+WHERE cb.bot_id = ANY ($1::bigint[]) AND c.starts_at < $3
+  AND (c.ends_at IS NULL OR c.ends_at + c.retention >= $2)
 GROUP BY c.id ORDER BY c.starts_at DESC
 """
 # A campaign's credited joins in the span, and the leaves in the span that cost a credit (inside
