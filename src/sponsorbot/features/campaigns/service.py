@@ -63,6 +63,16 @@ RETURNING id
 """
 SET_TOKEN = "UPDATE campaigns SET report_token = $2, updated_at = now() WHERE id = $1"
 BOT_IDS = "SELECT bot_id FROM campaign_bots WHERE campaign_id = $1 ORDER BY bot_id"
+# The channels a campaign may be offered: those a bot was added to (with the rights found at
+# its last check) and those of earlier campaigns (whose bots had the rights then).
+KNOWN_CHANNELS = """
+SELECT chat_id, title, username, bot_id, status = 'ok' AS ok, missing
+  FROM channels WHERE chat_type = 'channel'
+UNION ALL
+SELECT c.chat_id, c.chat_title, c.chat_username, b.bot_id, true, '{}'::text[]
+  FROM campaigns c JOIN campaign_bots b ON b.campaign_id = c.id
+ WHERE NOT EXISTS (SELECT 1 FROM channels h WHERE h.chat_id = c.chat_id AND h.bot_id = b.bot_id)
+"""
 OPEN_LINKS = """
 SELECT b.bot_id, b.invite_link, c.chat_id FROM campaign_bots b
 JOIN campaigns c ON c.id = b.campaign_id
@@ -133,6 +143,19 @@ class CampaignService(OwnerService):
         """Now (the tests do not move it; a method so one could)."""
         return datetime.now(UTC)
 
+    async def known_channels(self) -> list[dict[str, Any]]:
+        """Channels the bots are known to administer, each once: its id, title, @name and per
+        bot whether it has the rights a campaign needs (as last checked), titles in order."""
+        found: dict[int, dict[str, Any]] = {}
+        for row in await self.pool.fetch(KNOWN_CHANNELS):
+            chat = found.setdefault(
+                row["chat_id"],
+                {"chat_id": row["chat_id"], "title": row["title"], "username": row["username"],
+                 "bots": {}},
+            )  # fmt: skip
+            chat["bots"].setdefault(row["bot_id"], {"ok": row["ok"], "missing": row["missing"]})
+        return sorted(found.values(), key=lambda c: str(c["title"]).casefold())
+
     async def create(self, draft: Draft, created_by: str) -> dict[str, Any]:
         """Check the channel in every bot, make one invite link per bot, save, start."""
         now = self.clock()
@@ -141,15 +164,31 @@ class CampaignService(OwnerService):
         bots = {bot_id: await self.bots.get(bot_id) for bot_id in draft.bot_ids}
         telegrams = {bot_id: await self._telegram(bot_id) for bot_id in draft.bot_ids}
         checks = await asyncio.gather(*(inspect(telegrams[b], b, target) for b in draft.bot_ids))
-        for bot_id, check in zip(draft.bot_ids, checks, strict=True):
-            if check.missing:
-                raise Invalid(
-                    f"@{bots[bot_id]['username']}: {refusal(check.title, check.missing)}",
-                    code="rights_missing",
-                    missing=check.missing,
-                    bot_id=bot_id,
-                    bot=bots[bot_id]["username"],
-                )
+        # Every bot that lacks a right is named at once: fixing one per submit wastes rounds.
+        lacking = [
+            {
+                "bot_id": b,
+                "bot": bots[b]["username"],
+                "missing": check.missing,
+                "title": check.title,
+            }
+            for b, check in zip(draft.bot_ids, checks, strict=True)
+            if check.missing
+        ]
+        if lacking:
+            first = lacking[0]
+            said = "; ".join(
+                f"@{row['bot']}: {refusal(str(row['title']), list(row['missing']))}"
+                for row in lacking
+            )
+            raise Invalid(
+                said,
+                code="rights_missing",
+                missing=first["missing"],
+                bot_id=first["bot_id"],
+                bot=first["bot"],
+                bots=lacking,
+            )
         chat = checks[0]
         if any(c.chat_id != chat.chat_id for c in checks):
             raise Invalid("the bots see different chats under this reference", code="channel_ref")

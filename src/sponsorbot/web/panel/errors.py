@@ -93,7 +93,10 @@ def describe(exc: BaseException) -> str:
     if not isinstance(exc, FeatureError):
         return _("Telegram could not be reached. Try again in a minute.")
     if exc.code == "rights_missing" and exc.details.get("bot"):
-        return _campaign_rights(str(exc.details["bot"]), list(exc.details.get("missing", [])))
+        lacking = exc.details.get("bots") or [exc.details]
+        return " ".join(
+            _campaign_rights(str(row["bot"]), list(row.get("missing", []))) for row in lacking
+        )
     if exc.code == "campaign_overlap":
         name = exc.details.get("name")
         if not name:

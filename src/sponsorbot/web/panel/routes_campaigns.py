@@ -149,6 +149,9 @@ async def _form_page(
         "values": _form_values(form, campaign, zone),
         "errors": errors,
         "bots": await services_of(request).bots.all() if campaign is None else [],
+        "channels": await services_of(request).campaigns.known_channels()
+        if campaign is None
+        else [],
         "goal_kinds": GOAL_KINDS,
         "positions": POSITIONS,
         "max_retention": MAX_RETENTION_HOURS,
