@@ -637,6 +637,19 @@ async def test_statistics_in_persian_read_right_to_left_with_jalali_dates(
         assert len(dates) == 2, dates
         assert dates[1] == _jalali(today), dates
 
+        # Custom dates are typed in the Jalali calendar, in Persian digits, with no script:
+        # the fields are text, and what the server read comes back in the heading.
+        start, stop = today - timedelta(days=9), today - timedelta(days=3)
+        await page.select_option("#f-range", "custom")
+        await expect(page.locator("#f-from")).to_have_attribute("type", "text")
+        await page.fill("#f-from", _jalali(start))
+        await page.fill("#f-to", _jalali(stop))
+        await page.click("#stats-filters button")
+        await expect(page.locator(".head p.muted")).to_contain_text(_jalali(start))
+        await expect(page.locator("#f-to")).to_have_value(_jalali(stop))
+        assert number(await opened.inner_text()) == await count(pool, "started", start, stop)
+        await page.locator("nav.filter-tabs").first.locator("text=۳۰ روز").click()
+
         # The chart: the scale left of the plot, not over the bars; time labels apart.
         await scale_left_of_plot(page)
         ticks = page.locator("#series svg text.tick")
