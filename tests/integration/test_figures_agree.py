@@ -15,6 +15,7 @@ import csv
 import io
 import random
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -24,11 +25,12 @@ import pytest
 from sponsorbot.demo import campaigns as demo_campaigns
 from sponsorbot.demo import history
 from sponsorbot.demo import shop as demo_shop
-from sponsorbot.demo.setup import TIME_ZONE, Content, ProductBot
+from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD, TIME_ZONE, Content, ProductBot
 from sponsorbot.demo.world import PLANS, SPONSORS, SimBot, SimChannel, SimSponsor, World
 from sponsorbot.features.stats.hours import Span, day_start, local_day
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import rewind, roll_up
+from tests.integration.demokit import running_demo
 from tests.integration.panel_kit import PanelApp, add_member, client, sign_in
 
 BOT = """
@@ -489,3 +491,33 @@ async def test_the_demo_shops_finished_orders_are_paid_by_their_payments(
         assert "· Gate slot ·" not in page.text and "· Banner ·" not in page.text
     completed = await http.get(f"/shop/orders/{rows[0]['id']}")
     assert 'id="delivered">512 joins<' in completed.text
+
+
+@pytest.mark.slow
+async def test_the_running_demo_shows_its_month_everywhere(tmp_path: Path) -> None:
+    """`sponsorbot demo` itself: its product folds while the month is written, and the month
+    still shows on every day of the charts and the heat map; its orders are paid by their
+    payments."""
+    async with (
+        running_demo(tmp_path / "demo") as demo,
+        httpx.AsyncClient(base_url=demo.panel, timeout=30) as http,
+    ):
+        signed = await sign_in(http, OWNER_EMAIL, OWNER_PASSWORD)
+        assert signed.status_code == 303, signed.text
+        today = local_day(datetime.now(UTC), TIME_ZONE)
+        month = Span(today - timedelta(days=28), today - timedelta(days=1))
+        for metric in ("started", "joined", "gate_passed"):
+            series = await _table(http, "series", month, metric=metric)
+            empty = [r["day"] for r in series if int(r[metric]) == 0]
+            assert not empty, f"{metric}: no bar on {empty}"
+        heat = await _table(http, "heatmap", month)
+        assert len([r for r in heat if int(r["links_opened"]) > 0]) >= 160
+        start, end = month.bounds(TIME_ZONE)
+        raw = {str(r["kind"]): int(r["n"]) for r in await demo.pool.fetch(RAW, start, end, None)}
+        summary = {r["figure"]: int(r["value"]) for r in await _table(http, "summary", month)}
+        assert {k: summary[k] for k in FIGURES} == {k: raw.get(k, 0) for k in FIGURES}
+        orders = await demo.pool.fetch(PAID_VS_PAYMENTS)
+        assert orders
+        for r in orders:
+            assert r["paid_usdt"] == r["transfers"] == r["payments"], dict(r)
+            assert r["created_at"] <= r["first_step"], dict(r)
