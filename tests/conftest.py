@@ -8,7 +8,8 @@ every database test gets its own database cloned from it.
 
 Set SPONSORBOT_TEST_DATABASE_URL to use another server instead (it is used as it is), or
 SPONSORBOT_TEST_POSTGRES=debian for a throwaway cluster of Debian's `postgresql` package (15 on
-Debian 12: the oldest major version we support).
+Debian 12: the oldest major version we support), or SPONSORBOT_TEST_POSTGRES=citus for a Citus
+cluster, its tests' databases distributed (tests/integration/citus_kit.py).
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ from sponsorbot.db.pool import connect, create_pool
 from sponsorbot.features.accounts.security import use_password_hasher
 from tests.debian_pg import DebianPostgres
 from tests.examples import DEV
+from tests.integration.citus_kit import CitusDatabases, TestCluster, tier_skip
 
 URL_VARIABLE = "SPONSORBOT_TEST_DATABASE_URL"
+# The integration tests against a Citus cluster of 1 coordinator and 2 workers (the citus step
+# of .ci/run; tests/integration/citus_kit.py).
+CITUS = os.environ.get("SPONSORBOT_TEST_POSTGRES") == "citus"
 # Each xdist worker migrates a template of its own, so no clone waits on another's migration.
 TEMPLATE = f"sponsorbot_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 
@@ -85,6 +90,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.xdist_group(group))
         if getattr(getattr(item, "function", None), "is_hypothesis_test", False):
             item.add_marker("property")
+        skip = tier_skip(item.nodeid) if CITUS and "citus" not in item.keywords else None
+        if skip is not None:
+            item.add_marker(pytest.mark.skip(reason=skip))
 
 
 class _Server:
@@ -92,7 +100,11 @@ class _Server:
 
     def __init__(self) -> None:
         self._stop: Callable[[], None]
-        if os.environ.get("SPONSORBOT_TEST_POSTGRES") == "debian":
+        if CITUS:
+            cluster = TestCluster()
+            self.uri = cluster.uri
+            self._stop = cluster.stop
+        elif os.environ.get("SPONSORBOT_TEST_POSTGRES") == "debian":
             debian = DebianPostgres()
             self.uri = debian.start()
             self._stop = debian.stop
@@ -198,6 +210,8 @@ def pg_uri() -> Iterator[str]:
 @pytest.fixture(scope="session")
 async def template_db(pg_uri: str) -> str:
     """A database migrated once, cloned by every test."""
+    if CITUS:
+        return ""
     admin = await asyncpg.connect(pg_uri)
     try:
         await admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
@@ -256,8 +270,16 @@ class Databases:
 
 
 @pytest.fixture(scope="session")
-async def migrated_databases(pg_uri: str, template_db: str) -> AsyncIterator[Databases]:
+async def migrated_databases(
+    pg_uri: str, template_db: str
+) -> AsyncIterator[Databases | CitusDatabases]:
     """The session's source of migrated databases."""
+    if CITUS:
+        on_cluster = CitusDatabases(pg_uri)
+        await on_cluster.open()
+        yield on_cluster
+        await on_cluster.close()
+        return
     admin = await asyncpg.create_pool(pg_uri, min_size=1, max_size=3)
     databases = Databases(admin, template_db)
     try:
@@ -281,7 +303,7 @@ async def empty_dsn(pg_uri: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def db_dsn(pg_uri: str, migrated_databases: Databases) -> AsyncIterator[str]:
+async def db_dsn(pg_uri: str, migrated_databases: Databases | CitusDatabases) -> AsyncIterator[str]:
     """A new database with every migration applied."""
     name = await migrated_databases.take()
     yield dsn_for(pg_uri, name)

@@ -7,15 +7,21 @@ machine compiles Citus (about 30 s on 2 cores); each module then starts its own 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 
-from sponsorbot.ops.citus import Cluster
+from sponsorbot.db.embedded import dsn_for
+from sponsorbot.db.migrate import migrate as migrate_schema
+from sponsorbot.db.pool import connect
+from sponsorbot.ops.citus import DATABASE, Cluster
 from sponsorbot.ops.citus_build import missing_tools
 from tests.processes import clean_environ
 
@@ -116,3 +122,167 @@ async def placements(url: str) -> dict[str, asyncpg.Record]:
         return {r["name"]: r for r in await conn.fetch(PLACEMENTS)}
     finally:
         await conn.close()
+
+
+# SPONSORBOT_TEST_POSTGRES=citus: the integration tests on a cluster (tests/conftest.py).
+# Few shards a table, so that a statement over every shard (the reset below, a roll-up) stays
+# quick; the distribution is the same as with Citus's 32.
+TEST_SHARDS = 4
+# Databases a session takes turns with: one is reset while a test runs on the other.
+TEST_DATABASES = 2
+_NODE_PORTS = "SELECT nodeport FROM pg_dist_node WHERE isactive ORDER BY groupid"
+_OUR_TABLES = """
+SELECT c.relname FROM pg_class c
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND c.relname <> 'schema_migrations'
+ORDER BY 1
+"""
+_OTHERS = """
+SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid()
+"""
+
+
+class TestCluster:
+    """A coordinator and 2 workers for the session, started with `sponsorbot citus up`."""
+
+    def __init__(self) -> None:
+        reason = skip_reason()
+        if reason is not None:
+            raise RuntimeError(f"SPONSORBOT_TEST_POSTGRES=citus: {reason}")
+        self._folder = Path(tempfile.mkdtemp(prefix="sponsorbot-test-citus-"))
+        self.uri = dsn_for(up(self._folder / "cluster").url, "postgres")
+
+    def stop(self) -> None:
+        """`sponsorbot citus down`, then remove the cluster's files."""
+        sponsorbot("citus", "down", "--data-dir", str(self._folder / "cluster"))
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class CitusDatabases:
+    """The tests' databases on a cluster: distributed ones, emptied between tests.
+
+    A database cannot be cloned from a template under Citus (its shards live on the workers,
+    in databases of the same name), and making one takes seconds; so the session makes
+    TEST_DATABASES of them once and hands them out in turn, each emptied (TRUNCATE of every
+    table, the migrations' own rows put back) while the test before runs on another.
+    """
+
+    def __init__(self, pg_uri: str) -> None:
+        self._uri = pg_uri
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self._names = [f"sb_{worker}_{i}" for i in range(TEST_DATABASES)]
+        self._next = 0
+        self._ready: dict[str, asyncio.Task[None]] = {}
+        self._tables: list[str] = []
+        self._seeds: dict[str, list[asyncpg.Record]] = {}
+
+    async def open(self) -> None:
+        """Make and migrate the databases on every node."""
+        conn = await asyncpg.connect(dsn_for(self._uri, DATABASE))
+        try:
+            ports = [r["nodeport"] for r in await conn.fetch(_NODE_PORTS)]
+        finally:
+            await conn.close()
+        for name in self._names:
+            await asyncio.gather(*(_create_on(self._uri, port, name) for port in ports))
+            conn = await connect(dsn_for(self._uri, name))
+            try:
+                await conn.execute(f"SELECT citus_set_coordinator_host('127.0.0.1', {ports[0]})")
+                for port in ports[1:]:
+                    await conn.execute(f"SELECT citus_add_node('127.0.0.1', {port})")
+                await conn.execute(f"SET citus.shard_count = {TEST_SHARDS}")
+                await migrate_schema(conn)
+                if not self._tables:
+                    self._tables = [r["relname"] for r in await conn.fetch(_OUR_TABLES)]
+                    for table in self._tables:
+                        rows = await conn.fetch(f"SELECT * FROM {table}")
+                        if rows:
+                            self._seeds[table] = rows
+            finally:
+                await conn.close()
+
+    async def take(self) -> str:
+        """The next database, empty but for what the migrations put in."""
+        name = self._names[self._next]
+        self._next = (self._next + 1) % len(self._names)
+        ready = self._ready.pop(name, None)
+        if ready is not None:
+            await ready
+        return name
+
+    def give_back(self, name: str) -> None:
+        """Start emptying a database taken earlier."""
+        self._ready[name] = asyncio.create_task(self._reset(name))
+
+    async def close(self) -> None:
+        """Wait for the resets under way (the cluster goes with the session)."""
+        await asyncio.gather(*self._ready.values())
+        self._ready.clear()
+
+    async def _reset(self, name: str) -> None:
+        conn = await connect(dsn_for(self._uri, name))
+        try:
+            await conn.execute(_OTHERS)
+            await conn.execute(f"TRUNCATE {', '.join(self._tables)} RESTART IDENTITY CASCADE")
+            for table, rows in self._seeds.items():
+                await conn.copy_records_to_table(table, records=rows, columns=list(rows[0].keys()))
+        finally:
+            await conn.close()
+
+
+async def _create_on(uri: str, port: int, name: str) -> None:
+    """Database `name` with Citus in it on the node at `port` (made again if it exists)."""
+    node = uri.replace(f":{_port_of(uri)}/", f":{port}/")
+    conn = await asyncpg.connect(node)
+    try:
+        await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        await conn.execute(f"CREATE DATABASE {name}")
+    finally:
+        await conn.close()
+    conn = await asyncpg.connect(dsn_for(node, name))
+    try:
+        await conn.execute("CREATE EXTENSION citus")
+    finally:
+        await conn.close()
+
+
+def _port_of(uri: str) -> int:
+    return int(uri.split("@", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+
+
+# The tier SPONSORBOT_TEST_POSTGRES=citus runs (tests/conftest.py skips the rest): the engine,
+# the gate, campaigns, the shop, broadcasts and statistics.
+TIER = (
+    "tests/integration/test_engine_basics.py",
+    "tests/integration/test_engine_commit.py",
+    "tests/integration/test_engine_hardening.py",
+    "tests/integration/test_engine_intake.py",
+    "tests/integration/test_engine_sending.py",
+    "tests/integration/test_claim_read_ahead.py",
+    "tests/integration/test_sender_handover.py",
+    "tests/integration/test_retries.py",
+    "tests/integration/test_janitor.py",
+    "tests/integration/test_gate_journeys.py",
+    "tests/integration/test_campaign_sql.py",
+    "tests/integration/test_broadcasts.py",
+    "tests/integration/test_shop_ledger_machine.py",
+    "tests/integration/test_stats_rollup.py",
+)
+# Tests of the tier that pin what the product does differently on Citus (docs/scaling.md).
+NOT_ON_CITUS = {
+    "tests/integration/test_engine_hardening.py::"
+    "test_an_old_finished_row_does_not_swallow_a_new_update_with_its_id": (
+        "on Citus a reused update id keeps its row id (an identity column takes no value but"
+        " DEFAULT, a nextval() Citus refuses in ON CONFLICT DO UPDATE)"
+    ),
+}
+
+
+def tier_skip(nodeid: str) -> str | None:
+    """Why SPONSORBOT_TEST_POSTGRES=citus skips this test, or None."""
+    if nodeid in NOT_ON_CITUS:
+        return NOT_ON_CITUS[nodeid]
+    if not nodeid.startswith(TIER):
+        return "not in the Citus tier (tests/integration/citus_kit.py TIER)"
+    return None

@@ -58,3 +58,13 @@ async def create_pool(
         server_settings={"application_name": f"sponsorbot-{role}"},
     )
     return pool
+
+
+_CITUS_PRESENT = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
+
+
+async def on_citus(db: asyncpg.Pool | asyncpg.Connection) -> bool:
+    """Whether the database is a Citus coordinator (the citus extension is present): asked once
+    when a component starts, to choose the few statements that differ on Citus
+    (docs/scaling.md)."""
+    return bool(await db.fetchval(_CITUS_PRESENT))

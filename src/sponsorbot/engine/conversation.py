@@ -27,7 +27,7 @@ INSERT INTO conversations (bot_id, user_id, state, data, expires_at)
 VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
 ON CONFLICT (bot_id, user_id) DO UPDATE
 SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_at,
-    updated_at = now()
+    updated_at = excluded.updated_at
 """
 END = "DELETE FROM conversations WHERE bot_id = $1 AND user_id = $2"
 

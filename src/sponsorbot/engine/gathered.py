@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from sponsorbot.engine.inbox import INSERT_TEXT, REUSE
+from sponsorbot.engine.inbox import INSERTS, REUSE
 from sponsorbot.engine.notify import CHANNEL
 from sponsorbot.engine.updates import Classified
 
@@ -63,12 +63,14 @@ class GatheredInserts:
     process skips notifications it sent itself).
     """
 
-    def __init__(self, pool: asyncpg.Pool, wake_payload: str) -> None:
+    def __init__(self, pool: asyncpg.Pool, wake_payload: str, citus: bool = False) -> None:
         self.pool = pool
         self.wake_payload = wake_payload
         self._batch: list[_Pending] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: set[asyncio.Task[None]] = set()
+        # Whether the database is a Citus coordinator (the intake asks before its first store).
+        self.citus = citus
 
     async def store(self, bot_id: int, update: Classified, text: str) -> None:
         """Store one update (a duplicate is no error); raises what the database raised."""
@@ -99,6 +101,10 @@ class GatheredInserts:
             unique.setdefault((p.bot_id, p.update.update_id), p)
         rows = list(unique.values())
         try:
+            if self.citus:
+                await self._per_bot(rows)
+                _settle(batch, None)
+                return
             await self.pool.fetchrow(
                 INSERT_GATHERED,
                 [p.bot_id for p in rows],
@@ -121,13 +127,30 @@ class GatheredInserts:
             return
         _settle(batch, None)
 
+    async def _per_bot(self, rows: list[_Pending]) -> None:
+        """On Citus: one statement per bot, each on that bot's shard alone (a multi-bot insert
+        would go through the coordinator), then the wake-up."""
+        by_bot: dict[int, list[_Pending]] = {}
+        for p in rows:
+            by_bot.setdefault(p.bot_id, []).append(p)
+        for bot_id, mine in by_bot.items():
+            await self.pool.execute(
+                INSERTS[True].many_text,
+                bot_id,
+                [p.update.update_id for p in mine],
+                [p.update.kind for p in mine],
+                [p.update.chat_key for p in mine],
+                [p.text for p in mine],
+            )
+        await self.pool.execute(NOTIFY, CHANNEL, self.wake_payload)
+
     async def _one_by_one(self, batch: list[_Pending]) -> None:
         for p in batch:
             if p.done.done():
                 continue
             try:
                 await self.pool.execute(
-                    INSERT_TEXT,
+                    INSERTS[self.citus].text,
                     p.bot_id,
                     p.update.update_id,
                     p.update.kind,

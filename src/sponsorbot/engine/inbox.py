@@ -10,6 +10,7 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE_IF_DONE
 from sponsorbot.engine.updates import Classified, classify
 
@@ -17,30 +18,68 @@ from sponsorbot.engine.updates import Classified, classify
 # undelivered update 24 hours). A finished row two days old with the same id is another update
 # (ids restart at random after a week without updates, the review's M9; dead rows are kept
 # for a month): the new one takes its place instead of being dropped as a duplicate, with a
-# new id, so that it queues behind whatever that person sent before it.
-REUSE = """
+# new id, so that it queues behind whatever that person sent before it. Its times come from
+# the row proposed (`excluded`, the columns' defaults), which Citus accepts as well: it refuses
+# any function but an immutable one in DO UPDATE and its WHERE (timestamptz - interval is only
+# stable; timestamptz - timestamptz is immutable).
+_REUSE = """
 ON CONFLICT (bot_id, update_id) DO UPDATE
-SET id = DEFAULT, kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
-    status = 'pending', attempts = 0, failures = 0, next_attempt_at = now(),
-    locked_until = NULL, received_at = clock_timestamp(), handled_at = NULL, error = NULL,
+SET {new_id}kind = excluded.kind, chat_key = excluded.chat_key, payload = excluded.payload,
+    status = 'pending', attempts = 0, failures = 0, next_attempt_at = excluded.next_attempt_at,
+    locked_until = NULL, received_at = excluded.received_at, handled_at = NULL, error = NULL,
     retry_since = NULL, claimed_by = NULL
-WHERE inbox.status IN ('done', 'dead') AND inbox.received_at < now() - interval '2 days'
+WHERE inbox.status IN ('done', 'dead')
+  AND excluded.received_at - inbox.received_at > interval '2 days'
 """
-INSERT = f"""
+REUSE = _REUSE.format(new_id="id = DEFAULT, ")
+# On Citus the reused row keeps its id: DEFAULT is a nextval() there, which Citus refuses in
+# DO UPDATE, and an identity column takes no other value. It may then be claimed before
+# updates of the same person stored after the old row (docs/scaling.md).
+REUSE_CITUS = _REUSE.format(new_id="")
+
+
+@dataclass(frozen=True, slots=True)
+class Inserts:
+    """The intake's statements with one REUSE: one update, one as JSON text, one bot's batch."""
+
+    one: str
+    text: str
+    many: str
+    many_text: str
+
+
+_ONE = """
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
-VALUES ($1, $2, $3, $4, $5)
-{REUSE}"""
+VALUES ($1, $2, $3, $4, $5)"""
 # The payload as the JSON text that arrived (the webhook intake parsed it once, to check it).
-INSERT_TEXT = f"""
+_TEXT = """
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
-VALUES ($1, $2, $3, $4, $5::text::jsonb)
-{REUSE}"""
-INSERT_MANY = f"""
+VALUES ($1, $2, $3, $4, $5::text::jsonb)"""
+_MANY = """
 INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
 SELECT $1, u.update_id, u.kind, u.chat_key, u.payload
 FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::jsonb[])
-     AS u (update_id, kind, chat_key, payload)
-{REUSE}"""
+     AS u (update_id, kind, chat_key, payload)"""
+# One bot's webhook updates as JSON text, in arrival order (the webhook intake on Citus).
+_MANY_TEXT = """
+INSERT INTO inbox (bot_id, update_id, kind, chat_key, payload)
+SELECT $1, u.update_id, u.kind, u.chat_key, u.payload::jsonb
+FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY
+     AS u (update_id, kind, chat_key, payload, n)
+ORDER BY u.n"""
+INSERT = f"{_ONE}{REUSE}"
+INSERT_TEXT = f"{_TEXT}{REUSE}"
+INSERT_MANY = f"{_MANY}{REUSE}"
+INSERT_MANY_TEXT = f"{_MANY_TEXT}{REUSE}"
+INSERT_CITUS = f"{_ONE}{REUSE_CITUS}"
+INSERT_TEXT_CITUS = f"{_TEXT}{REUSE_CITUS}"
+INSERT_MANY_CITUS = f"{_MANY}{REUSE_CITUS}"
+INSERT_MANY_TEXT_CITUS = f"{_MANY_TEXT}{REUSE_CITUS}"
+# By whether the database is a Citus coordinator (db/pool.on_citus, asked once at start).
+INSERTS = {
+    False: Inserts(INSERT, INSERT_TEXT, INSERT_MANY, INSERT_MANY_TEXT),
+    True: Inserts(INSERT_CITUS, INSERT_TEXT_CITUS, INSERT_MANY_CITUS, INSERT_MANY_TEXT_CITUS),
+}
 
 # Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
 # each branch an ordered, limited scan of its own partial index. `candidates`: per person the
@@ -106,6 +145,38 @@ def claim_with(read_aheads: tuple[tuple[str, str], ...]) -> str:
     )
 
 
+# Under Citus, FOR UPDATE SKIP LOCKED works only in a statement that stays on one shard: the
+# claim goes one bot at a time ($3 one id), with every inbox row and read-ahead it touches tied
+# to that id, so Citus sends the statement whole to the bot's shard. On one server the claim
+# over all of a worker's bots stays one statement (one round trip).
+_ONE_BOT = (
+    ("= ANY ($3::bigint[])", "= $3::bigint", 2),
+    ("p.bot_id = d.bot_id", "p.bot_id = $3::bigint", 1),
+    ("e.bot_id = d.bot_id", "e.bot_id = $3::bigint", 1),
+    (
+        "WHERE i.id = ANY (ARRAY (SELECT",
+        "WHERE i.bot_id = $3::bigint AND i.id = ANY (ARRAY (SELECT",
+        1,
+    ),
+    (
+        "WHERE inbox.id = ANY (ARRAY (SELECT",
+        "WHERE inbox.bot_id = $3::bigint AND inbox.id = ANY (ARRAY (SELECT",
+        1,
+    ),
+)
+
+
+@functools.lru_cache(maxsize=16)
+def one_bot(sql: str) -> str:
+    """CLAIM or claim_with(...) for one bot's id as $3 (a Citus cluster; see _ONE_BOT)."""
+    for old, new, count in _ONE_BOT:
+        if sql.count(old) != count:
+            raise ValueError(f"not a claim: {old!r} appears {sql.count(old)} times")
+        sql = sql.replace(old, new)
+    # The read-aheads name the claimed row's bot as c.bot_id.
+    return sql.replace("c.bot_id", "$3::bigint")
+
+
 def _quoted(kind: str) -> str:
     if not kind.replace("_", "").isalnum():
         raise ValueError(f"not an update kind: {kind!r}")
@@ -121,7 +192,7 @@ def _quoted(kind: str) -> str:
 # (the statement does not see its own inserts), for the hand-off to a local sender.
 _DONE = f"""
 done AS (
-    UPDATE inbox SET status = 'done', handled_at = clock_timestamp(), locked_until = NULL,
+    UPDATE inbox SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL,
                      error = NULL
     WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $10
     RETURNING id
@@ -174,15 +245,15 @@ WITH verdict AS (
                   OR ($6 AND COALESCE(retry_since, received_at) < now() - make_interval(secs => $7))
                 THEN 'dead' ELSE 'pending' END AS status
     FROM inbox
-    WHERE id = $1 AND status = 'processing' AND attempts = $2
+    WHERE id = $1 AND bot_id = $8 AND status = 'processing' AND attempts = $2
 )
 UPDATE inbox i SET status = v.status,
                    failures = i.failures + (NOT $6)::int,
                    next_attempt_at = now() + make_interval(secs => $4),
                    locked_until = NULL, error = $5,
-                   handled_at = CASE WHEN v.status = 'dead' THEN clock_timestamp() END
+                   handled_at = CASE WHEN v.status = 'dead' THEN statement_timestamp() END
 FROM verdict v
-WHERE i.id = v.id AND i.status = 'processing' AND i.attempts = $2
+WHERE i.id = v.id AND i.bot_id = $8 AND i.status = 'processing' AND i.attempts = $2
 RETURNING i.status
 """
 # Telegram answers a bot again after failing it: its updates waiting out the delay of a
@@ -234,14 +305,21 @@ class InboxRow:
 
 
 async def store_update(conn: asyncpg.Connection | asyncpg.Pool, bot_id: int, update: Any) -> bool:
-    """Store one update (MalformedUpdate if it is none); False if it was already stored."""
+    """Store one update (MalformedUpdate if it is none); False if it was already stored.
+
+    For tools and tests: it asks each time whether the database is a Citus coordinator.
+    """
     c = classify(update)
-    status: str = await conn.execute(INSERT, bot_id, c.update_id, c.kind, c.chat_key, update)
+    sql = INSERTS[await on_citus(conn)].one
+    status: str = await conn.execute(sql, bot_id, c.update_id, c.kind, c.chat_key, update)
     return status.endswith(" 1")
 
 
-async def store_updates(conn: asyncpg.Connection, bot_id: int, updates: list[Any]) -> int:
-    """Store a polled batch in one statement; returns how many were new."""
+async def store_updates(
+    conn: asyncpg.Connection, bot_id: int, updates: list[Any], citus: bool = False
+) -> int:
+    """Store a polled batch in one statement; returns how many were new. `citus`: the
+    database is a Citus coordinator (db/pool.on_citus)."""
     # One row per id: an update may not be inserted twice by one statement.
     unique: dict[int, tuple[Classified, Any]] = {}
     for update in updates:
@@ -249,7 +327,7 @@ async def store_updates(conn: asyncpg.Connection, bot_id: int, updates: list[Any
         unique.setdefault(c.update_id, (c, update))
     rows = list(unique.values())
     status: str = await conn.execute(
-        INSERT_MANY,
+        INSERTS[citus].many,
         bot_id,
         [c.update_id for c, _ in rows],
         [c.kind for c, _ in rows],
@@ -266,17 +344,28 @@ async def claim(
     lock_s: float,
     claimer: int | None = None,
     sql: str = CLAIM,
+    each_bot: bool | None = None,
 ) -> list[InboxRow]:
     """Claim up to `limit` updates of these bots, at most one per person, marked as held by
-    `claimer` (the worker's lock key, engine/liveness.py); `sql` may be `claim_with(...)`."""
+    `claimer` (the worker's lock key, engine/liveness.py); `sql` may be `claim_with(...)`.
+
+    With `each_bot` (on Citus), `sql` is one_bot(...), run once per bot until `limit` is
+    reached; the caller rotates `bot_ids` so that no bot is always last. None (tools and
+    tests): the database is asked, and `sql` made one_bot(...) on Citus.
+    """
     if not bot_ids or limit <= 0:
         return []
-    try:
-        rows = await pool.fetch(sql, max(limit * 2, 64), limit, bot_ids, lock_s, claimer)
-    except asyncpg.UniqueViolationError:
-        # Another worker's claim for the same person committed between our steps: the unique
-        # index refused the second hand. Nothing was taken; the next claim will see it.
-        return []
+    if each_bot is None:
+        each_bot = await on_citus(pool)
+        sql = one_bot(sql) if each_bot else sql
+    if not each_bot:
+        rows = await _claim_rows(pool, sql, limit, bot_ids, lock_s, claimer)
+    else:
+        rows = []
+        for bot_id in bot_ids:
+            rows += await _claim_rows(pool, sql, limit - len(rows), bot_id, lock_s, claimer)
+            if len(rows) >= limit:
+                break
     return [
         InboxRow(
             r["id"],
@@ -290,6 +379,25 @@ async def claim(
         )
         for r in rows
     ]
+
+
+async def _claim_rows(
+    pool: asyncpg.Pool,
+    sql: str,
+    limit: int,
+    bots: list[int] | int,
+    lock_s: float,
+    claimer: int | None,
+) -> list[asyncpg.Record]:
+    try:
+        rows: list[asyncpg.Record] = await pool.fetch(
+            sql, max(limit * 2, 64), limit, bots, lock_s, claimer
+        )
+    except asyncpg.UniqueViolationError:
+        # Another worker's claim for the same person committed between our steps: the unique
+        # index refused the second hand. Nothing was taken; the next claim will see it.
+        return []
+    return rows
 
 
 def retry_delay(attempts: int, base_s: float, cap_s: float) -> float:

@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 import orjson
 
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.bots import WEBHOOK_TARGET, secret_hash
 from sponsorbot.engine.gathered import GatheredInserts
 from sponsorbot.engine.notify import Notifier
@@ -90,6 +91,8 @@ class Intake:
         self.notifier = notifier
         self.targets = _Targets(pool)
         self.gathered = GatheredInserts(pool, notifier.payload(INBOX))
+        # Whether the database is a Citus coordinator: asked once, before the first store.
+        self._asked = False
 
     async def accept(
         self, path: str, secret: bytes, read_body: Callable[[int], Awaitable[bytes | None]]
@@ -119,6 +122,9 @@ class Intake:
             return _error(413, "the body is too large for an update")
         try:
             update: Any = orjson.loads(raw)
+            if not self._asked:
+                self.gathered.citus = await on_citus(self.pool)
+                self._asked = True
             # orjson read it, so it is UTF-8: the text goes to PostgreSQL as it came.
             await self.gathered.store(bot_id, classify(update), raw.decode())
         except orjson.JSONDecodeError:

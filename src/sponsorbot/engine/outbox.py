@@ -51,8 +51,8 @@ LIMIT $2
 # taken_at after waiting for our lock).
 CLAIM_BACKGROUND = f"""
 WITH taken AS (
-    UPDATE outbox o SET taken_at = clock_timestamp()
-    WHERE o.id IN (
+    UPDATE outbox o SET taken_at = statement_timestamp()
+    WHERE o.bot_id = $1 AND o.id IN (
         SELECT id FROM outbox
         WHERE bot_id = $1 AND status = 'pending' AND priority >= {BACKGROUND}
           AND taken_at IS NULL AND not_before <= now()
@@ -68,7 +68,7 @@ SELECT *, NULL::bigint AS ref_message_id FROM taken ORDER BY id
 # Background rows claimed before and never finished: their sender stopped (or lost its lease)
 # between the claim and the record. Run by a new holder of the lease before it claims anything.
 ABANDONED = f"""
-UPDATE outbox SET status = 'failed', error = '{UNKNOWN}', sent_at = clock_timestamp()
+UPDATE outbox SET status = 'failed', error = '{UNKNOWN}', sent_at = statement_timestamp()
 WHERE bot_id = $1 AND status = 'pending' AND taken_at IS NOT NULL AND priority >= {BACKGROUND}
   AND EXISTS (SELECT 1 FROM leases l WHERE l.name = $2 AND l.owner = $3 AND l.expires_at > now())
 """
@@ -85,22 +85,24 @@ FIND_REF = "SELECT message_id FROM message_refs WHERE bot_id = $1 AND ref = $2"
 RECORD = """
 WITH finished AS (
     UPDATE outbox o SET status = f.status, error = f.error, result_message_id = f.message_id,
-                        attempts = o.attempts + f.tries, sent_at = clock_timestamp()
+                        attempts = o.attempts + f.tries, sent_at = statement_timestamp()
     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[])
          AS f (id, status, error, message_id, tries)
-    WHERE o.id = f.id AND o.id = ANY ($2::bigint[]) AND o.status = (SELECT 'pending'::text)
+    WHERE o.bot_id = $1 AND o.id = f.id AND o.id = ANY ($2::bigint[])
+      AND o.status = (SELECT 'pending'::text)
     RETURNING 1
 ), refs AS (
     INSERT INTO message_refs (bot_id, ref, chat_id, message_id)
     SELECT $1, r.ref, r.chat_id, r.message_id
     FROM unnest($7::text[], $8::bigint[], $9::bigint[]) AS r (ref, chat_id, message_id)
     ON CONFLICT (bot_id, ref) DO UPDATE
-    SET chat_id = excluded.chat_id, message_id = excluded.message_id, created_at = now()
+    SET chat_id = excluded.chat_id, message_id = excluded.message_id,
+        created_at = excluded.created_at
     RETURNING 1
 ), blocked AS (
     INSERT INTO people (bot_id, user_id, blocked_at)
     SELECT $1, u, now() FROM unnest($10::bigint[]) u
-    ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = now()
+    ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at
     RETURNING 1
 ), counted AS (
     INSERT INTO send_stats (bot_id, minute, sent, failed, throttled)

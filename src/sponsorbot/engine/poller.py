@@ -11,6 +11,7 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.bots import CLEAR_PROBLEM, SET_PROBLEM, BotJob, BotLink
 from sponsorbot.engine.inbox import store_updates
 from sponsorbot.engine.updates import MalformedUpdate, classify
@@ -96,10 +97,13 @@ class Poller(BotJob):
         self._conflict_backoff = 1.0
         # A mark left by an earlier run is cleared like one of ours.
         self._conflict_at: float | None = time.monotonic()
+        # Whether the database is a Citus coordinator (asked when the poll starts).
+        self._citus = False
 
     async def run(self, lost: asyncio.Event) -> None:
         """Poll until the lease is lost (the caller cancels a poll in progress)."""
         bot_id = self.bot.info.id
+        self._citus = await on_citus(self.pool)
         start = await self.pool.fetchrow(START, bot_id)
         offset: int = start["poll_offset"] if start else 0
         idle_s = start["idle_s"] if start and start["idle_s"] is not None else IDLE_RESTART_S
@@ -150,7 +154,7 @@ class Poller(BotJob):
             try:
                 async with conn.transaction():
                     if good:
-                        await store_updates(conn, bot_id, good)
+                        await store_updates(conn, bot_id, good, self._citus)
             except asyncpg.DataError:
                 await self._one_by_one(conn, good)
             await conn.execute(ADVANCE, bot_id, offset, restarted)
@@ -163,7 +167,7 @@ class Poller(BotJob):
         for update in updates:
             try:
                 async with conn.transaction():
-                    await store_updates(conn, bot_id, [update])
+                    await store_updates(conn, bot_id, [update], self._citus)
                 continue
             except asyncpg.DataError as exc:
                 reason = f"quarantined: PostgreSQL cannot store it as it came ({exc})"[:300]

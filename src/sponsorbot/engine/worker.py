@@ -13,6 +13,7 @@ import asyncpg
 
 from sponsorbot.db import errors as db_errors
 from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.inbox import CLAIM, DONE_AND_ENQUEUE, LOST_CLAIM, claim_with, done_with
@@ -111,6 +112,10 @@ class Worker:
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self.handled = 0
         self._claim_sql = CLAIM
+        # On Citus the claim goes one bot at a time (inbox.one_bot), starting at a bot that
+        # moves on each time.
+        self._each_bot = False
+        self._first_bot = 0
 
     @property
     def in_hand(self) -> int:
@@ -121,6 +126,9 @@ class Worker:
         """Claim and handle until `stop`, then finish what is in hand (bounded by `grace_s`)."""
         # The features' routers are all included by now.
         self._claim_sql = claim_with(tuple(sorted(self.router.read_aheads().items())))
+        self._each_bot = await on_citus(self.pool)
+        if self._each_bot:
+            self._claim_sql = inbox.one_bot(self._claim_sql)
         stopper = asyncio.create_task(self._wake_on(stop))
         lag = asyncio.create_task(self._watch_lag(stop))
         # Whether the last claim got all it asked for: more are likely waiting.
@@ -162,7 +170,12 @@ class Worker:
         claimer = self.claimer()
         try:
             ready = self.pauses.allowed(bots)
-            rows = await inbox.claim(self.pool, ready, free, self.lock_s, claimer, self._claim_sql)
+            if self._each_bot and ready:
+                self._first_bot = (self._first_bot + 1) % len(ready)
+                ready = ready[self._first_bot :] + ready[: self._first_bot]
+            rows = await inbox.claim(
+                self.pool, ready, free, self.lock_s, claimer, self._claim_sql, self._each_bot
+            )
         except DB_ERRORS as exc:
             log.warning("claim failed, trying again shortly: %s", exc)
             await asyncio.sleep(1)
@@ -279,7 +292,10 @@ class Worker:
             for id_, call in zip(ids, uow.calls, strict=True)
             if call.not_before is None
         ]
-        if len(rows) < len(ids) or not self.offer(bot_id, rows, committed["before"]):
+        # On Citus the statement's own inserts run first, as a step of their own, so `before`
+        # may name them too.
+        before = [id_ for id_ in committed["before"] if id_ not in ids]
+        if len(rows) < len(ids) or not self.offer(bot_id, rows, before):
             self.notifier.wake(f"outbox:{bot_id}")
 
     async def _failed(self, row: inbox.InboxRow, exc: Exception) -> None:
@@ -302,7 +318,16 @@ class Worker:
             if passing and isinstance(exc, TelegramError) and not isinstance(exc, Unauthorized):
                 # One update per bot probes for Telegram's return (recovery.py).
                 delay = self.probes.failed(row.bot_id, row.id, delay)
-        args = (row.id, row.attempts, self.max_attempts, delay, error, passing, self.retry_for_s)
+        args = (
+            row.id,
+            row.attempts,
+            self.max_attempts,
+            delay,
+            error,
+            passing,
+            self.retry_for_s,
+            row.bot_id,
+        )
         status = await self._record_failure(row, args)
         if status == "dead":
             log.error(

@@ -10,7 +10,8 @@ SEEN = """
 INSERT INTO people (bot_id, user_id, language, username, first_name, last_name)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (bot_id, user_id) DO UPDATE
-SET last_seen = now(), language = COALESCE(excluded.language, people.language), blocked_at = NULL,
+SET last_seen = excluded.last_seen, language = COALESCE(excluded.language, people.language),
+    blocked_at = NULL,
     username = excluded.username, first_name = excluded.first_name, last_name = excluded.last_name
 """
 

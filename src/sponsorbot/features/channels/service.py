@@ -44,7 +44,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
 ON CONFLICT (bot_id, chat_id) DO UPDATE
 SET title = excluded.title, username = excluded.username, chat_type = excluded.chat_type,
     status = excluded.status, missing = excluded.missing, last_error = excluded.last_error,
-    checked_at = now()
+    checked_at = excluded.checked_at
 """
 SET_STATUS = """
 UPDATE channels SET status = $3, missing = $4, last_error = $5, checked_at = now()

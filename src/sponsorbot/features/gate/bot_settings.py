@@ -172,7 +172,7 @@ class BotSettingsService(OwnerService):
             await self.pool.execute(
                 "INSERT INTO join_requests (bot_id, chat_id, user_id, status) "
                 "VALUES ($1, $2, $3, 'declined') ON CONFLICT (bot_id, user_id, chat_id) "
-                "DO UPDATE SET status = 'declined', updated_at = now()",
+                "DO UPDATE SET status = 'declined', updated_at = excluded.updated_at",
                 bot_id,
                 chat_id,
                 user_id,

@@ -43,7 +43,8 @@ SELECT EXISTS (SELECT 1 FROM channels WHERE bot_id = $1 AND chat_id = $2)
 MAX_CHANNELS = 500
 BLOCKED = """
 INSERT INTO people (bot_id, user_id, blocked_at) VALUES ($1, $2, $3)
-ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at, last_seen = now()
+ON CONFLICT (bot_id, user_id) DO UPDATE
+SET blocked_at = excluded.blocked_at, last_seen = excluded.last_seen
 """
 
 

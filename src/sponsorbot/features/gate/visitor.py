@@ -82,7 +82,8 @@ INSERT INTO people (bot_id, user_id, language, gate_content_id, gate_ref, gate_c
                     username, first_name, last_name)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (bot_id, user_id) DO UPDATE
-SET last_seen = now(), language = COALESCE(excluded.language, people.language), blocked_at = NULL,
+SET last_seen = excluded.last_seen, language = COALESCE(excluded.language, people.language),
+    blocked_at = NULL,
     username = excluded.username, first_name = excluded.first_name, last_name = excluded.last_name,
     gate_content_id = excluded.gate_content_id, gate_ref = excluded.gate_ref,
     gate_checks = excluded.gate_checks, gate_joined = false
