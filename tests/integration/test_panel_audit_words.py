@@ -44,6 +44,8 @@ async def test_the_audit_page_says_what_changed_in_words_and_links_records(
     )  # fmt: skip
     await record(panel.pool, AT, owner, "broadcast.send", "broadcast:999",
                  {"status": "draft"}, {"status": "scheduled"})  # fmt: skip
+    await record(panel.pool, AT, Actor(None, "api:script", None), "api.add_bot", "/api/v1/bots",
+                 None, {"route": "/bots", "method": "POST", "status": 201})  # fmt: skip
     async with client(panel.app) as http:
         await sign_in(http, email)
         page = (await http.get("/audit")).text
@@ -55,8 +57,10 @@ async def test_the_audit_page_says_what_changed_in_words_and_links_records(
         assert "Broadcast #999" in rows  # deleted since: named, not linked
         assert "Sent now" in rows and "Scheduled" not in rows
         assert "Goal:" in rows and "—" in rows  # no end date before
+        assert "Through the API: bot added" in rows and "route" not in rows
         user_id = await panel.pool.fetchval("SELECT id FROM users WHERE email = $1", email)
         await set_language(panel.pool, user_id, "fa")
         persian = (await http.get("/audit")).text
         rows = persian[persian.index("<tbody>") :]
         assert "سفارش" in rows and "هدف:" in rows and "Goal" not in rows
+        assert "ربات افزوده شد" in rows

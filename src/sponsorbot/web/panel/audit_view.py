@@ -89,6 +89,49 @@ RECORD_NAMES = {
     "product": N_("Product #%(id)s"),
     "transfer": N_("Transfer #%(id)s"),
 }
+# An owner-API call, by its route's name, in the words of the panel's own entries.
+API_CALLS = {
+    "act_on_broadcast": N_("broadcast paused, resumed or cancelled"),
+    "act_on_campaign": N_("campaign paused, resumed or ended"),
+    "act_on_order": N_("order moved on"),
+    "add_bot": N_("bot added"),
+    "add_channel": N_("channel added"),
+    "add_payment": N_("hash added for an order"),
+    "add_uploader": N_("uploader added"),
+    "approve_order": N_("order approved"),
+    "assign_transfer": N_("transfer assigned"),
+    "change_broadcast": N_("broadcast changed"),
+    "change_campaign": N_("campaign changed"),
+    "change_product": N_("product changed"),
+    "check_channel": N_("channel checked"),
+    "create_broadcast": N_("broadcast created"),
+    "create_campaign": N_("campaign created"),
+    "create_content": N_("content created"),
+    "create_product": N_("product created"),
+    "create_token": N_("API token created"),
+    "decide_request": N_("join request decided"),
+    "delete_broadcast": N_("draft deleted"),
+    "delete_content": N_("content deleted"),
+    "delete_product": N_("product deleted"),
+    "patch_bot": N_("bot changed"),
+    "patch_content": N_("content changed"),
+    "pause_bot": N_("bot paused"),
+    "preview_post": N_("preview sent"),
+    "put_gate": N_("gate changed"),
+    "put_shop": N_("shop settings changed"),
+    "put_texts": N_("visitor texts changed"),
+    "redrive": N_("failed messages tried again"),
+    "remove_bot": N_("bot removed"),
+    "remove_channel": N_("channel removed"),
+    "remove_uploader": N_("uploader removed"),
+    "replace_token": N_("bot token replaced"),
+    "requeue_payment": N_("payment checked again"),
+    "resume_bot": N_("bot resumed"),
+    "return_transfer": N_("transfer sent back"),
+    "revoke_token": N_("API token revoked"),
+    "send_broadcast": N_("broadcast sent or scheduled"),
+    "upload_media": N_("file uploaded"),
+}
 BROADCAST_BOTS = "SELECT id, bot_id FROM broadcasts WHERE id = ANY($1::bigint[])"
 PRODUCT_BOTS = "SELECT id, bot_id FROM shop_products WHERE id = ANY($1::bigint[])"
 
@@ -201,3 +244,10 @@ async def targets(pool: asyncpg.Pool, entries: Iterable[dict[str, Any]]) -> dict
             )
         found[row["id"]] = Target(text, href)
     return found
+
+
+def api_call(kind: str) -> str:
+    """What an API entry ("api.add_bot") did, in the viewer's language."""
+    name = kind.removeprefix("api.")
+    known = API_CALLS.get(name)
+    return _(known) if known else name.replace("_", " ")

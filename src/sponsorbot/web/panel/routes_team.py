@@ -269,6 +269,7 @@ async def audit_page(request: Request, viewer: Audit) -> Response:
         "rows": rows,
         "lines": {r["id"]: audit_view.lines(r, when) for r in rows},
         "targets": await audit_view.targets(panel.pool, rows),
+        "api_call": audit_view.api_call,
         "members": await accounts.users(panel.pool),
         "kinds": await kinds(panel.pool),
         "kind_labels": KIND_LABELS,
