@@ -207,7 +207,7 @@ async def test_upload_with_progress_qr_code_settings_and_gate_order(
             await page.mouse.up()
             await expect(page.locator(".sort-status")).to_have_text("Order saved.")
             await expect(rows.first).to_contain_text(f"@{shown[2]}")
-            await expect(rows.first.locator("input[type=number]")).to_have_value("1")
+            await expect(rows.first.locator("input[data-number]")).to_have_value("1")
             order = await pool.fetch(
                 "SELECT c.username, g.request_counts FROM gate_channels g JOIN channels c "
                 "USING (bot_id, chat_id) ORDER BY g.position"

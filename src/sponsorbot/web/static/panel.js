@@ -94,8 +94,8 @@ if (window.htmx) window.htmx.config.includeIndicatorStyles = false;
 
     function renumber() {
       body.querySelectorAll("tr").forEach((row, i) => {
-        const field = row.querySelector("input[type=number]");
-        if (field) field.value = i + 1;
+        const field = row.querySelector("input[data-number]");
+        if (field) field.value = (i + 1).toLocaleString(persian() ? "fa-IR" : "en", { useGrouping: false });
       });
     }
 
