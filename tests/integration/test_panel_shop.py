@@ -805,7 +805,8 @@ async def test_an_unreadable_trongrid_key_is_said_and_can_be_replaced(
         assert api.status_code == 200 and api.json()["key_unreadable"] is True
         await http.post("/language", data={"csrf": csrf, "language": "fa"})
         persian = await http.get(base)
-        assert persian.status_code == 200 and "کلید ذخیره‌شدهٔ \u2066TronGrid\u2069 خوانا نیست" in persian.text
+        assert persian.status_code == 200
+        assert "کلید ذخیره‌شدهٔ \u2066TronGrid\u2069 خوانا نیست" in persian.text
         await http.post("/language", data={"csrf": csrf, "language": "en"})
 
         new_key = "0c7e4b1a-new-key-4321"
