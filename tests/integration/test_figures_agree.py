@@ -76,6 +76,12 @@ SELECT count(DISTINCT e.user_id) FROM events e
 JOIN campaign_bots cb ON cb.bot_id = e.bot_id AND cb.invite_link = e.data ->> 'link'
 WHERE e.kind = 'joined' AND cb.campaign_id = $1
 """
+# Distinct visitors of [start, end): the people of the facts that make someone a visitor.
+RAW_VISITORS = """
+SELECT count(DISTINCT (bot_id, user_id)) FROM sponsorbot_stat_facts($1, $2, NULL)
+WHERE user_id IS NOT NULL AND kind IN
+      ('started', 'gate_shown', 'gate_passed', 'content_sent', 'unknown_code', 'visitor_new')
+"""
 FIGURES = ("started", "joined", "gate_passed", "content_sent", "gate_shown")
 BASE_ID = 7_000_000_000
 
@@ -202,6 +208,9 @@ async def _check_span(
         total = sum(int(r[figure]) for r in series)
         if total != summary[figure]:
             problems.append(f"{name}: the {figure} chart adds up to {total}, not {summary[figure]}")
+    visitors = int(await pool.fetchval(RAW_VISITORS, start, end))
+    if summary["visitors"] != visitors:
+        problems.append(f"{name}: statistics say visitors={summary['visitors']}, not {visitors}")
     heat = sum(int(r["links_opened"]) for r in await _table(http, "heatmap", span))
     if heat != summary["started"]:
         problems.append(f"{name}: the heat map holds {heat} links opened, not {summary['started']}")

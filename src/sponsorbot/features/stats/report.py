@@ -27,7 +27,7 @@ from sponsorbot.features.stats.hours import Span
 from sponsorbot.features.stats.rollup import VISITOR_KINDS
 
 STATE = """
-SELECT w.time_zone AS zone, r.zone AS rolled_zone, r.done_until
+SELECT w.time_zone AS zone, r.zone AS rolled_zone, r.done_until, r.rebuilt_at
 FROM workspace w, stats_rollup r WHERE w.id = 1 AND r.id = 1
 """
 BOTS = "SELECT id, username FROM bots ORDER BY id"
@@ -187,6 +187,8 @@ class Scope:
     zone: str
     usable: bool  # the roll-ups are in this zone (not rebuilding)
     done: datetime  # the roll-ups hold every fact before this
+    # When the roll-ups were last rebuilt or rewound: with `done`, names what they hold.
+    rebuilt: datetime | None = None
 
     def previous(self) -> Scope:
         """The same bots over the span just before, at the same roll-up progress."""
@@ -242,8 +244,9 @@ class Report:
             self.pool.acquire() as conn,
             conn.transaction(isolation="repeatable_read", readonly=True),
         ):
-            usable, done = _usable(await conn.fetchrow(STATE), scope.zone)
-            yield conn, replace(scope, usable=usable, done=done)
+            state = await conn.fetchrow(STATE)
+            usable, done = _usable(state, scope.zone)
+            yield conn, replace(scope, usable=usable, done=done, rebuilt=state["rebuilt_at"])
 
     async def zone(self) -> str:
         """The workspace's time zone."""
@@ -268,7 +271,7 @@ class Report:
         hashing of a month of visits is most of a 30-day page's time), then remembered."""
         if not scope.usable:
             return 0
-        key = (tuple(scope.bots), scope.span, scope.zone, scope.done)
+        key = (tuple(scope.bots), scope.span, scope.zone, scope.done, scope.rebuilt)
         if key not in self._visitors:
             n = int(await conn.fetchval(ROLLED_VISITORS, scope.bots, *scope.args()[1:3]))
             if len(self._visitors) >= CACHED:

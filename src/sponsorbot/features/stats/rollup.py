@@ -112,7 +112,8 @@ DAY_OF = "SELECT date_trunc('day', $1::timestamptz, $2)"
 REWOUND = """
 UPDATE stats_rollup
 SET done_until = CASE WHEN done_until IS NULL THEN NULL ELSE least(done_until, $1) END,
-    totals_until = CASE WHEN totals_until IS NULL THEN NULL ELSE least(totals_until, $1) END
+    totals_until = CASE WHEN totals_until IS NULL THEN NULL ELSE least(totals_until, $1) END,
+    rebuilt_at = now()
 WHERE id = 1
 """
 
