@@ -50,6 +50,9 @@ CREATE TABLE alerts (
     about_bot   bigint,
     -- One member's alone: what waited for them when they linked their chat.
     only_user   bigint REFERENCES users (id) ON DELETE CASCADE,
+    -- What it is about (an order's submission, a transfer): a member told of it once, by
+    -- whichever alert came first, is not told again.
+    subject     text,
     data        jsonb NOT NULL DEFAULT '{}',
     count       integer NOT NULL DEFAULT 1 CHECK (count > 0),
     created_at  timestamptz NOT NULL DEFAULT now(),

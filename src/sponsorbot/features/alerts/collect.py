@@ -22,11 +22,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import asyncpg
 
 from sponsorbot.engine.sender import GAVE_UP
+from sponsorbot.features.shop.attribution import over_payment
 
 # Rows behind the mark read again each time (ids handed out before a late commit).
 SLACK = 200
@@ -41,8 +43,7 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value
 DROP_MARKS = "DELETE FROM alert_marks WHERE name = ANY ($1::text[])"
 
 ORDER_LOG = """
-SELECT l.id, l.bot_id, l.order_id, l.kind, l.data,
-       o.paid_usdt > o.price_usdt AS overpaid, o.paid_usdt, o.price_usdt
+SELECT l.id, l.bot_id, l.order_id, l.kind, l.data, o.paid_usdt, o.price_usdt
 FROM shop_order_log l JOIN shop_orders o ON o.bot_id = l.bot_id AND o.id = l.order_id
 WHERE l.id > $1 AND l.kind IN ('submitted', 'resubmitted', 'payment_credited')
 ORDER BY l.id
@@ -96,9 +97,10 @@ FROM broadcasts b
 WHERE b.status = 'done' AND b.finished_at > $1
 """
 ADD_ONCE = """
-INSERT INTO alerts (kind, key, once, about_bot, data)
-SELECT k, key, true, bot, data
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[]) AS s (k, key, bot, data)
+INSERT INTO alerts (kind, key, once, about_bot, data, subject)
+SELECT k, key, true, bot, data, subject
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[])
+     AS s (k, key, bot, data, subject)
 ON CONFLICT (key) WHERE once DO NOTHING
 """
 # A gathering alert: the waiting one of the same key grows; a new one waits `$5` seconds.
@@ -112,18 +114,35 @@ DO UPDATE SET count = alerts.count + excluded.count
 SINCE = "since"
 
 
+def review_subject(log_id: int) -> str:
+    """What an order-review alert is about: one submission (its step in the order's log)."""
+    return f"review:{log_id}"
+
+
+def transfer_subject(transfer_id: int) -> str:
+    """What a payment-decision alert about a transfer is about."""
+    return f"transfer:{transfer_id}"
+
+
 @dataclass(slots=True)
 class Found:
     """Alerts found in one look, by shape."""
 
-    once: list[tuple[str, str, int | None, dict[str, Any]]]
+    once: list[tuple[str, str, int | None, dict[str, Any], str | None]]
     gathering: list[tuple[str, str, int | None, int]]
     marks: dict[str, int]
     dropped: list[str]
 
-    def add(self, kind: str, key: str, bot: int | None, data: dict[str, Any]) -> None:
-        """A `once` alert."""
-        self.once.append((kind, key, bot, data))
+    def add(
+        self,
+        kind: str,
+        key: str,
+        bot: int | None,
+        data: dict[str, Any],
+        subject: str | None = None,
+    ) -> None:
+        """A `once` alert (`subject`: what it is about, when another alert may be too)."""
+        self.once.append((kind, key, bot, data, subject))
 
 
 async def collect(conn: asyncpg.Connection, now: datetime, gather_s: float) -> int:
@@ -152,12 +171,14 @@ async def _orders(conn: asyncpg.Connection, marks: dict[str, int], found: Found)
     for row in await conn.fetch(ORDER_LOG, last - SLACK):
         data = _json(row["data"])
         data.update(order_id=row["order_id"], step=row["kind"])
+        subject = None
         if row["kind"] == "payment_credited":
-            kind = "payment_decision" if row["overpaid"] else "payment_credited"
+            extra = over_payment(Decimal(row["paid_usdt"]), Decimal(row["price_usdt"]))
+            kind = "payment_decision" if extra > 0 else "payment_credited"
             data.update(paid=str(row["paid_usdt"]), price=str(row["price_usdt"]))
         else:
-            kind = "order_review"
-        found.add(kind, f"order-log:{row['id']}", row["bot_id"], data)
+            kind, subject = "order_review", review_subject(int(row["id"]))
+        found.add(kind, f"order-log:{row['id']}", row["bot_id"], data, subject)
         last = max(last, int(row["id"]))
     found.marks["order_log"] = last
 
@@ -170,7 +191,8 @@ async def _transfers(conn: asyncpg.Connection, marks: dict[str, int], found: Fou
     for row in rows:
         data = {"coin": row["coin"], "amount": str(row["amount"]), "reason": row["reason"]}
         bot = shops.get(bytes(row["to_address"]))
-        found.add("payment_decision", f"transfer:{row['id']}", bot, data)
+        subject = transfer_subject(int(row["id"]))
+        found.add("payment_decision", f"transfer:{row['id']}", bot, data, subject)
         last = max(last, int(row["id"]))
     found.marks["transfers"] = max(last, int(await conn.fetchval(LAST_TRANSFER)))
 

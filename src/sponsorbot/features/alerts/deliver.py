@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 200
 DUE_ALERTS = """
-SELECT id, kind, only_user FROM alerts WHERE fanned_at IS NULL AND due_at <= $1
+SELECT id, kind, only_user, subject FROM alerts WHERE fanned_at IS NULL AND due_at <= $1
 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
 """
 MEMBERS = """
@@ -41,6 +41,11 @@ FAN = """
 INSERT INTO alert_deliveries (alert_id, user_id, due_at)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[])
 ON CONFLICT DO NOTHING
+"""
+# Who was told of these subjects already (by another alert about the same thing).
+TOLD = """
+SELECT d.user_id, a.subject FROM alert_deliveries d JOIN alerts a ON a.id = d.alert_id
+WHERE a.subject = ANY ($1::text[])
 """
 FANNED = "UPDATE alerts SET fanned_at = $2 WHERE id = ANY ($1::bigint[])"
 DUE_DELIVERIES = """
@@ -99,11 +104,16 @@ async def fan_out(conn: asyncpg.Connection, now: datetime) -> int:
         return 0
     zone = ZoneInfo(await conn.fetchval(ZONE) or "UTC")
     members = await conn.fetch(MEMBERS)
+    subjects = [a["subject"] for a in due if a["subject"]]
+    told = {(r["user_id"], r["subject"]) for r in await conn.fetch(TOLD, subjects)}
     alert_ids, user_ids, due_at = [], [], []
     for alert in due:
         for member in members:
             if alert["only_user"] not in (None, member["id"]):
                 continue
+            if alert["subject"] and (member["id"], alert["subject"]) in told:
+                continue
+            told.add((member["id"], alert["subject"]))
             if receives(alert["kind"], member["role"], list(member["muted"])):
                 alert_ids.append(alert["id"])
                 user_ids.append(member["id"])

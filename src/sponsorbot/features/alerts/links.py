@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.features.accounts.permissions import allowed
+from sponsorbot.features.alerts.collect import review_subject, transfer_subject
 from sponsorbot.features.alerts.kinds import DIGEST_PERMISSION, Kind, kinds_for
 from sponsorbot.features.errors import Invalid, NotFound
 
@@ -62,16 +63,21 @@ SET via_bot = excluded.via_bot, chat_id = excluded.chat_id, tg_name = excluded.t
 # What waits for a member who just linked their chat: the orders to review and the payments to
 # decide (the newest 20 of each), told as alerts of theirs alone.
 WAITING_ORDERS = """
-SELECT id, bot_id FROM shop_orders WHERE state = 'submitted' ORDER BY id DESC LIMIT 20
+SELECT o.id, o.bot_id,
+       (SELECT max(l.id) FROM shop_order_log l
+        WHERE l.bot_id = o.bot_id AND l.order_id = o.id
+          AND l.kind IN ('submitted', 'resubmitted')) AS step
+FROM shop_orders o WHERE o.state = 'submitted' ORDER BY o.id DESC LIMIT 20
 """
 WAITING_TRANSFERS = """
 SELECT id, coin, amount, reason FROM shop_transfers WHERE state = 'unattributed'
 ORDER BY id DESC LIMIT 20
 """
 ADD_FOR_ONE = """
-INSERT INTO alerts (kind, key, once, about_bot, data, only_user)
-SELECT k, key, true, bot, data, $5
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[]) AS s (k, key, bot, data)
+INSERT INTO alerts (kind, key, once, about_bot, data, subject, only_user)
+SELECT k, key, true, bot, data, subject, $6
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[])
+     AS s (k, key, bot, data, subject)
 ON CONFLICT (key) WHERE once DO NOTHING
 """
 # The verified id also becomes the member's Telegram id for post previews.
@@ -87,27 +93,23 @@ WHERE l.via_bot = $1 AND l.chat_id = $2
 
 
 async def tell_what_waits(conn: asyncpg.Connection, user_id: int, stamp: int) -> None:
-    """Alerts for the member alone of what waits now (`stamp` keeps each link's apart)."""
-    rows: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    """Alerts for the member alone of what waits now (`stamp` keeps each link's apart); each
+    names its subject, so the collector's own alert about the same thing is not told twice."""
+    rows: list[tuple[str, str, int | None, dict[str, Any], str | None]] = []
     for order in await conn.fetch(WAITING_ORDERS):
         data = {"order_id": order["id"], "step": "submitted"}
-        rows.append(
-            (
-                "order_review",
-                f"waiting:{user_id}:{stamp}:order:{order['id']}",
-                order["bot_id"],
-                data,
-            )
-        )
+        key = f"waiting:{user_id}:{stamp}:order:{order['id']}"
+        subject = review_subject(int(order["step"])) if order["step"] else None
+        rows.append(("order_review", key, order["bot_id"], data, subject))
     for transfer in await conn.fetch(WAITING_TRANSFERS):
         data = {
             "coin": transfer["coin"],
             "amount": str(transfer["amount"]),
             "reason": transfer["reason"],
         }
-        rows.append(
-            ("payment_decision", f"waiting:{user_id}:{stamp}:transfer:{transfer['id']}", None, data)
-        )
+        key = f"waiting:{user_id}:{stamp}:transfer:{transfer['id']}"
+        subject = transfer_subject(int(transfer["id"]))
+        rows.append(("payment_decision", key, None, data, subject))
     if rows:
         columns = [list(c) for c in zip(*rows, strict=True)]
         await conn.execute(ADD_FOR_ONE, *columns, user_id)
