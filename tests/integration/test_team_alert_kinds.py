@@ -51,6 +51,14 @@ async def test_payments_the_team_must_know_of_are_told_with_their_amounts(
         credited = await wait_text(s, chat, "Payment credited")
         assert f"order #{order['id']}" in credited["text"]
         assert "4 of 5 USDT paid" in credited["text"]
+        # The rest never comes: when its time runs out, what was paid waits for a decision.
+        await pool.execute(
+            "UPDATE shop_orders SET due_at = now() - interval '1 second' WHERE id = $1",
+            order["id"],
+        )
+        await s.state_of(order["id"], "expired")
+        expired = await wait_text(s, chat, "expired part paid")
+        assert "4 of 5 USDT" in expired["text"]
 
 
 async def test_a_refused_token_and_a_finished_campaign_and_broadcast_are_told_once(

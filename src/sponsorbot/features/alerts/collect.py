@@ -45,7 +45,7 @@ DROP_MARKS = "DELETE FROM alert_marks WHERE name = ANY ($1::text[])"
 ORDER_LOG = """
 SELECT l.id, l.bot_id, l.order_id, l.kind, l.data, o.paid_usdt, o.price_usdt
 FROM shop_order_log l JOIN shop_orders o ON o.bot_id = l.bot_id AND o.id = l.order_id
-WHERE l.id > $1 AND l.kind IN ('submitted', 'resubmitted', 'payment_credited')
+WHERE l.id > $1 AND l.kind IN ('submitted', 'resubmitted', 'payment_credited', 'expired')
 ORDER BY l.id
 """
 LAST_LOG = "SELECT coalesce(max(id), 0) FROM shop_order_log"
@@ -169,17 +169,22 @@ async def collect(conn: asyncpg.Connection, now: datetime, gather_s: float) -> i
 async def _orders(conn: asyncpg.Connection, marks: dict[str, int], found: Found) -> None:
     last = marks.get("order_log", 0)
     for row in await conn.fetch(ORDER_LOG, last - SLACK):
+        last = max(last, int(row["id"]))
         data = _json(row["data"])
         data.update(order_id=row["order_id"], step=row["kind"])
         subject = None
-        if row["kind"] == "payment_credited":
+        if row["kind"] == "expired":
+            if Decimal(row["paid_usdt"]) <= 0:
+                continue  # nobody paid: nothing to decide
+            kind = "payment_decision"  # paid in part, then the time ran out: refund or accept
+            data.update(paid=str(row["paid_usdt"]), price=str(row["price_usdt"]))
+        elif row["kind"] == "payment_credited":
             extra = over_payment(Decimal(row["paid_usdt"]), Decimal(row["price_usdt"]))
             kind = "payment_decision" if extra > 0 else "payment_credited"
             data.update(paid=str(row["paid_usdt"]), price=str(row["price_usdt"]))
         else:
             kind, subject = "order_review", review_subject(int(row["id"]))
         found.add(kind, f"order-log:{row['id']}", row["bot_id"], data, subject)
-        last = max(last, int(row["id"]))
     found.marks["order_log"] = last
 
 

@@ -128,7 +128,15 @@ async def build(
         return Message(text, rows + ([link] if link else []) or None)
     if alert.kind in ("payment_credited", "payment_decision") and "order_id" in data:
         order_id = int(data["order_id"])
-        if alert.kind == "payment_decision":
+        if data.get("step") == "expired":
+            text = team_text(
+                "payment_underpaid",
+                lang,
+                order=order_id,
+                paid=show(data["paid"]),
+                price=show(data["price"]),
+            )
+        elif alert.kind == "payment_decision":
             extra = Decimal(str(data["paid"])) - Decimal(str(data["price"]))
             text = team_text(
                 "payment_overpaid",

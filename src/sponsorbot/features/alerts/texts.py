@@ -32,6 +32,10 @@ TEAM_TEXTS: dict[str, dict[str, str]] = {
             "💰 <b>Order #{order} is overpaid</b>: {paid} USDT received for a price of {price}. "
             "Decide on the panel whether to return the {extra} USDT extra."
         ),
+        "payment_underpaid": (
+            "⌛ <b>Order #{order} expired part paid</b>: {paid} of {price} USDT. Decide on the "
+            "panel: return what was paid, or mark the order paid."
+        ),
         "payment_unmatched": (
             "❓ <b>A payment needs your decision</b>: {amount} {coin} reached a shop's address "
             "and matches no order ({reason}). Assign it to an order or mark it returned on the "
@@ -129,6 +133,11 @@ TEAM_TEXTS: dict[str, dict[str, str]] = {
             "💰 <b>سفارش #{order} بیش از قیمت پرداخت شده</b>: \u2066{paid} USDT\u2069 برای قیمت "
             "\u2066{price}\u2069. در پنل تصمیم بگیرید که \u2066{extra} USDT\u2069 اضافه "
             "بازگردانده شود یا نه."
+        ),
+        "payment_underpaid": (
+            "⌛ <b>مهلت سفارش #{order} با پرداخت ناقص تمام شد</b>: \u2066{paid}\u2069 از "
+            "\u2066{price} USDT\u2069. در پنل تصمیم بگیرید: آنچه پرداخت شده بازگردانده شود، یا "
+            "سفارش پرداخت‌شده علامت بخورد."
         ),
         "payment_unmatched": (
             "❓ <b>یک پرداخت منتظر تصمیم شماست</b>: \u2066{amount} {coin}\u2069 به نشانی یک "
