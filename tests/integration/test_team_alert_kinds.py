@@ -19,7 +19,13 @@ from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.campaigns.service import Draft
 from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import BOT, shop
-from tests.integration.test_team_alerts import OPTIONS, bot_messages, linked, member, wait_text
+from tests.integration.test_team_alerts import (
+    OPTIONS,
+    bot_messages,
+    member,
+    owner_linked,
+    wait_text,
+)
 
 DIGEST = dataclasses.replace(OPTIONS, digest_every_s=0.2)
 
@@ -38,8 +44,7 @@ async def test_payments_the_team_must_know_of_are_told_with_their_amounts(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        _, chat = await owner_linked(s, pool)
         ada, order = await s.approved_banner()
         # 4 USDT is not the order's exact amount: it waits for the owner's decision.
         part = await s.tg.sim.tron_usdt(s.payer, s.address, "4", solidify="now")
@@ -65,8 +70,7 @@ async def test_a_refused_token_and_a_finished_campaign_and_broadcast_are_told_on
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        _, chat = await owner_linked(s, pool)
         # A second bot, whose token Telegram then refuses: the team hears of it through the
         # bot they linked, which still works.
         other = await s.tg.sim.create_bot("second_bot")
@@ -90,8 +94,7 @@ async def test_the_digest_compares_yesterday_with_the_day_before_once_a_day(
     zone = zone_in_the_day()
     await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", zone)
     async with shop(pool, db_dsn, tmp_path, options=DIGEST) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        olivia, chat = await owner_linked(s, pool)
         today = datetime.now(UTC).astimezone(ZoneInfo(zone)).date()
         yesterday, before = today - timedelta(days=1), today - timedelta(days=2)
         bot = s.bot["id"]
@@ -168,8 +171,7 @@ async def test_an_overpaid_order_a_refused_trongrid_key_and_a_finished_broadcast
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        _, chat = await owner_linked(s, pool)
         bot_id = s.bot["id"]
         # 12 USDT for a 5 USDT banner, assigned by the owner: over its price, the extra to decide.
         ada, order = await s.approved_banner()
@@ -204,8 +206,7 @@ async def test_messages_given_up_gather_into_one_alert(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        _, chat = await owner_linked(s, pool)
         for n in range(3):
             await pool.execute(
                 "INSERT INTO outbox (bot_id, chat_id, method, params, status, error)"

@@ -39,6 +39,12 @@ async def linked(s: Shop, user_id: int, name: str, language: str = "en") -> int:
     return int(person["id"])
 
 
+async def owner_linked(s: Shop, pool: asyncpg.Pool) -> tuple[int, int]:
+    """Olivia, the owner, with her Telegram linked: her user id and her chat."""
+    olivia = await member(pool, "Olivia", "owner")
+    return olivia, await linked(s, olivia, "Olivia")
+
+
 async def bot_messages(s: Shop, chat: int) -> list[dict[str, Any]]:
     return [m for m in await s.tg.sim.read_chat(chat, BOT) if m["from"] == "bot"]
 
@@ -92,8 +98,7 @@ async def test_a_new_order_reaches_the_linked_team_and_approve_acts_as_the_membe
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        olivia, chat = await owner_linked(s, pool)
         assert await pool.fetchval("SELECT telegram_id FROM users WHERE id = $1", olivia) == chat
         assert [k for k, _, _ in await audit_kinds(pool, f"user:{olivia}")] == [
             "team.telegram_linked"
@@ -203,8 +208,7 @@ async def test_dead_updates_gather_into_one_alert_whose_redrive_queues_them(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        _, chat = await owner_linked(s, pool)
         bot_id = s.bot["id"]
         # Twenty updates a handler failed on for good, arriving over a moment.
         for n in range(20):
@@ -233,8 +237,7 @@ async def test_conditions_are_told_once_and_quiet_hours_and_unlinking_hold_them_
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
-        olivia = await member(pool, "Olivia", "owner")
-        chat = await linked(s, olivia, "Olivia")
+        olivia, chat = await owner_linked(s, pool)
         bot_id = s.bot["id"]
         await pool.execute(
             "INSERT INTO channels (bot_id, chat_id, title, chat_type, status, missing) "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -51,6 +51,7 @@ from sponsorbot.features.errors import Conflict, FeatureError, NotFound
 from sponsorbot.features.shop.service import ShopService
 
 log = logging.getLogger(__name__)
+Pressed = TypeVar("Pressed", TeamOrder, TeamRedrive)
 
 REASON = "team:reason"
 REASON_TTL_S = 30 * 60.0
@@ -75,10 +76,24 @@ def _name(member: asyncpg.Record) -> str:
     return str(member["name"] or member["email"])
 
 
+def _actor(member: asyncpg.Record) -> Actor:
+    """The audit log's "who" for a member acting from their chat."""
+    return Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
+
+
 def _language(member: asyncpg.Record | None, fallback: str = "en") -> str:
     if member is not None and member["language"] in ("en", "fa"):
         return str(member["language"])
     return fallback
+
+
+def _pressed(kind: type[Pressed], query: dict[str, Any], ctx: Context) -> Pressed | None:
+    """The button's data as `kind`; None (the spinner stopped) for data it does not unpack."""
+    try:
+        return kind.unpack(query.get("data"))
+    except InvalidCallback:
+        ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
+        return None
 
 
 def problem_text(exc: FeatureError, language: str) -> str:
@@ -160,7 +175,7 @@ class TeamChat:
             await conn.execute(LINK_CHAT, member["id"], ctx.bot.id, ctx.chat_key, tg_name[:200])
             await conn.execute(SET_TELEGRAM_ID, member["id"], ctx.chat_key)
             await tell_what_waits(conn, member["id"], int(now.timestamp() * 1000))
-            actor = Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
+            actor = _actor(member)
             after = {"bot": ctx.bot.username, "telegram_id": ctx.chat_key}
             await record(
                 conn, now, actor, "team.telegram_linked", f"user:{member['id']}", None, after
@@ -178,9 +193,8 @@ class TeamChat:
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(UNLINK_CHAT, ctx.bot.id, ctx.chat_key)
             await conn.execute(DROP_WAITING, member["id"])
-            actor = Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
             await record(
-                conn, self.clock(), actor, "team.telegram_unlinked", f"user:{member['id']}"
+                conn, self.clock(), _actor(member), "team.telegram_unlinked", f"user:{member['id']}"
             )
         conversation.end(ctx.uow, ctx.chat_key)
         text = team_text("unlinked", _language(member, self.default_language))
@@ -213,13 +227,10 @@ class TeamChat:
 
     async def order_button(self, query: dict[str, Any], ctx: Context) -> None:
         """Approve at once; reject or ask for a change after the reason."""
-        try:
-            pressed = TeamOrder.unpack(query.get("data"))
-        except InvalidCallback:
-            ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
-            return
-        if pressed.move not in ORDER_MOVES:
-            ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
+        pressed = _pressed(TeamOrder, query, ctx)
+        if pressed is None or pressed.move not in ORDER_MOVES:
+            if pressed is not None:
+                ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
             return
         who = await self._presser(query, ctx)
         if who is None:
@@ -336,11 +347,10 @@ class TeamChat:
         change: dict[str, Any] = {"state": after["state"], "via": "telegram"}
         if reason.strip():
             change["reason"] = reason.strip()
-        who = Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
         await record(
             self.pool,
             self.clock(),
-            who,
+            _actor(member),
             AUDIT_KINDS[move],
             f"order:{order_id}",
             {"state": before["state"]},
@@ -363,10 +373,8 @@ class TeamChat:
 
     async def redrive_button(self, query: dict[str, Any], ctx: Context) -> None:
         """Queue the bot's dead updates and given-up messages again."""
-        try:
-            pressed = TeamRedrive.unpack(query.get("data"))
-        except InvalidCallback:
-            ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
+        pressed = _pressed(TeamRedrive, query, ctx)
+        if pressed is None:
             return
         who = await self._presser(query, ctx)
         if who is None:
@@ -377,7 +385,7 @@ class TeamChat:
         except NotFound:
             ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
             return
-        actor = Actor(member["id"], f"{member['name']} <{member['email']}>", "telegram")
+        actor = _actor(member)
         after = {"updates": done.updates, "messages": done.messages, "via": "telegram"}
         await record(
             self.pool, self.clock(), actor, "bot.redriven", f"bot:{pressed.bot_id}", None, after
