@@ -208,6 +208,12 @@ async def _check_span(
         total = sum(int(r[figure]) for r in series)
         if total != summary[figure]:
             problems.append(f"{name}: the {figure} chart adds up to {total}, not {summary[figure]}")
+    query = {"range": "custom", "from": span.first.isoformat(), "to": span.last.isoformat()}
+    _made, token = await panel.services.tokens.create("figures", "analyst")
+    bearer = {"Authorization": f"Bearer {token}"}
+    api = (await http.get("/api/v1/stats", params=query, headers=bearer)).json()
+    if {k: api["figures"][k] for k in summary} != summary:
+        problems.append(f"{name}: the owner API's figures differ from the page's")
     visitors = int(await pool.fetchval(RAW_VISITORS, start, end))
     if summary["visitors"] != visitors:
         problems.append(f"{name}: statistics say visitors={summary['visitors']}, not {visitors}")
@@ -254,6 +260,10 @@ async def _check_span(
         problems.append(f"{name}: the content CSV has rows without a title")
     service = panel.services.campaigns
     table = {int(r["campaign_id"]): r for r in await _table(http, "campaigns", span)}
+    by_api = {c["id"]: (c["campaign_joined"], c["left"]) for c in api["campaigns"]}
+    by_csv = {k: (int(r["campaign_joined"]), int(r["left"])) for k, r in table.items()}
+    if by_api != by_csv:
+        problems.append(f"{name}: campaigns in the owner API {by_api}, in the CSV {by_csv}")
     for campaign_id in ids:
         campaign = await service.get(campaign_id)
         hours = await service.hours(campaign, TIME_ZONE)

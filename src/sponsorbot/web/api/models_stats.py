@@ -33,6 +33,11 @@ class ContentRow(BaseModel):
     bot_id: int | None = None
     code: str | None = None
     caption: str | None = None
+    title: str | None = Field(
+        None,
+        description="its caption, else the text, caption or file name of its first part"
+        " (none for a file sent without any: its code names it)",
+    )
     started: int
     gate_shown: int
     gate_joined: int = Field(description="gates at which the person then joined a channel")
