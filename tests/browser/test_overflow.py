@@ -185,12 +185,12 @@ def signed_in_pages(records: Records) -> dict[str, list[str]]:
 
 def panel_get_routes() -> set[str]:
     """Every GET route the panel serves, read from its routes_* modules' routers."""
-    found = set()
+    found: set[str] = set()
     for module in pkgutil.iter_modules(sponsorbot.web.panel.__path__):
         if module.name.startswith("routes_"):
             router = importlib.import_module(f"sponsorbot.web.panel.{module.name}").router
             for route in router.routes:
-                if isinstance(route, APIRoute) and "GET" in route.methods:
+                if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
                     found.add(route.path)
     return found
 
