@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
+import tempfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import aiohttp
 import typer
@@ -20,6 +23,9 @@ from sponsorbot.tron.address import AddressError
 from sponsorbot.tron.check import verify_hash
 from sponsorbot.tron.client import TronGridError
 from sponsorbot.tron.networks import HashError
+
+if TYPE_CHECKING:
+    from sponsorbot.ops.citus import Cluster
 
 app = typer.Typer(
     help="Sponsorbot: Telegram uploader bots with a forced-join gate, on PostgreSQL alone.",
@@ -437,6 +443,18 @@ def loadtest(
             "load it already). Counting adds a little to PostgreSQL's CPU.",
         ),
     ] = False,
+    citus: Annotated[
+        int,
+        typer.Option(
+            "--citus",
+            min=0,
+            max=16,
+            metavar="N",
+            help="Run on a local Citus cluster of a coordinator and N workers (`sponsorbot "
+            "citus up`, built from SPONSORBOT_CITUS_SOURCE) instead of the embedded server; "
+            "the CPU of every node is counted.",
+        ),
+    ] = 0,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.plot import PlotUnavailable
@@ -468,10 +486,20 @@ def loadtest(
     async def _main() -> None:
         figures.update(await run_loadtest(options, typer.echo))
 
+    nodes = _loadtest_cluster(citus) if citus else None
+    if nodes is not None:
+        options = replace(
+            options,
+            citus_url=nodes.url,
+            citus_nodes=tuple((n.name, n.pgdata) for n in nodes.nodes),
+        )
     try:
         run_async(_main())
     except (RuntimeError, PlotUnavailable) as exc:
         raise _fail(f"load test failed: {exc}", 1) from None
+    finally:
+        if nodes is not None:
+            _loadtest_cluster_down(nodes)
     setup = f"{bots} bots, api + {workers} worker(s), Telegram {rtt:g} ms away"
     if peer is not None:
         setup = f"{bots} bots, peer: {figures['peer']}, Telegram {rtt:g} ms away"
@@ -483,12 +511,38 @@ def loadtest(
         setup += ", joins"
     if broadcast:
         setup += f", broadcast to {broadcast:,} per bot"
+    if citus:
+        setup += f", Citus: a coordinator and {citus} workers"
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)
         typer.echo(f"figures written to {json_path}")
     if plot is not None:
         typer.echo(f"plot drawn in {plot}")
+
+
+def _loadtest_cluster(workers: int) -> Cluster:
+    """`loadtest --citus N`: a new durable cluster (like the embedded server) in a folder of its
+    own, Citus built from SPONSORBOT_CITUS_SOURCE (cached)."""
+    from sponsorbot.ops.citus import CitusClusterError, up
+    from sponsorbot.ops.citus_build import CitusBuildError, build
+
+    tarball = _settings().citus_source
+    if tarball is None:
+        raise _fail("--citus needs the Citus source: set SPONSORBOT_CITUS_SOURCE", 2)
+    folder = Path(tempfile.mkdtemp(prefix="sponsorbot-loadtest-citus-"))
+    try:
+        return up(folder / "cluster", build(tarball, echo=typer.echo), workers, True, typer.echo)
+    except (CitusBuildError, CitusClusterError) as exc:
+        raise _fail(str(exc), 1) from None
+
+
+def _loadtest_cluster_down(nodes: Cluster) -> None:
+    from sponsorbot.ops.citus import down
+
+    folder = Path(nodes.coordinator.pgdata).parent
+    down(folder, echo=lambda _: None)
+    shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 payments_app = typer.Typer(help="TRON payments of the ad shop.", no_args_is_help=True)

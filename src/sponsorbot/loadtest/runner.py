@@ -75,6 +75,10 @@ class Options:
     broadcast: int = 0  # made-up recipients per bot, and a broadcast to them in the window
     peer: str | None = None  # run this peer (loadtest/peer.py) in place of the product
     statements: bool = False  # PostgreSQL's time per statement (loadtest/statements.py)
+    # On a Citus cluster (`loadtest --citus N`, started by the command): the coordinator's URL
+    # and each node's (name, data dir), for their CPU; empty for the embedded server.
+    citus_url: str | None = None
+    citus_nodes: tuple[tuple[str, str], ...] = ()
 
 
 def _environment(
@@ -138,12 +142,15 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
     sim_port, api_port = free_port(), free_port()
     sim_url = f"http://127.0.0.1:{sim_port}"
     env, pgdata = _environment(workdir, sim_url, api_port, options)
+    if options.citus_url is not None:
+        env["SPONSORBOT_DATABASE_URL"] = options.citus_url
+        pgdata = None
     cluster = Cluster(workdir, env)
     say(
         f"load test: {options.bots} bots, {options.rate:g}/s for {options.duration:g}s "
         f"after {options.warmup:g}s at half rate, Telegram {options.rtt_ms:g} ms away, "
         f"api + {options.workers} worker(s)"
-        f"{_joining(options)}{_broadcasting(options)}; logs in {workdir}"
+        f"{_joining(options)}{_broadcasting(options)}{_on_citus(options)}; logs in {workdir}"
     )
     try:
         if options.statements and pgdata is not None:
@@ -162,6 +169,11 @@ async def run_loadtest(options: Options, say: Any = print) -> dict[str, Any]:
                 await api.close()
     finally:
         cluster.stop()
+
+
+def _on_citus(options: Options) -> str:
+    workers = len(options.citus_nodes) - 1
+    return f", on Citus (a coordinator and {workers} workers)" if options.citus_url else ""
 
 
 async def _measure(
@@ -201,7 +213,11 @@ async def _measure(
         opened,
     )
     groups = {m.name: [m.proc.pid] for m in cluster.members}
-    groups["postgres"] = postgres_pids(pgdata)
+    if not options.citus_nodes:
+        groups["postgres"] = postgres_pids(pgdata)
+    # Each Citus node apart: report.py sums every "postgres..." group as the database's CPU.
+    for name, node_pgdata in options.citus_nodes:
+        groups[f"postgres-{name}"] = postgres_pids(Path(node_pgdata))
     groups["loadgen"] = [own_pid()]
     meter = CpuMeter(groups)
     if options.statements:
