@@ -20,6 +20,7 @@ from sponsorbot.features import texts
 from sponsorbot.features.calendar import FSI, LRI, PDI
 from sponsorbot.features.texts_shop import SHOP_TEXTS
 from sponsorbot.web.panel import i18n
+from sponsorbot.web.panel.routes_shop_orders import _who
 
 CATALOG = Path(i18n.__file__).resolve().parent.parent / "locale" / "fa" / "LC_MESSAGES"
 # What a text holds that is not prose: tags, entities, placeholders (their values are checked
@@ -141,3 +142,12 @@ def test_a_latin_value_in_a_persian_panel_sentence_is_isolated(value: str, expec
     finally:
         i18n.use_language("en")
     assert i18n.isolate(value) == value  # English sentences are left as they are
+
+
+def test_the_api_token_actor_of_a_persian_timeline_keeps_its_pieces_in_place() -> None:
+    i18n.use_language("fa")
+    try:
+        label = _who("api:demo set-up", {})
+    finally:
+        i18n.use_language("en")
+    assert label == f"توکن {LRI}API{PDI} «{FSI}demo set-up{PDI}»"

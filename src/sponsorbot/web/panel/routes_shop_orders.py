@@ -33,7 +33,7 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
 from sponsorbot.web.panel.fields import bot_filter, is_id, text_of
-from sponsorbot.web.panel.i18n import N_, format_datetime
+from sponsorbot.web.panel.i18n import N_, format_datetime, isolate
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_shop import BAD_INPUT, STATE_NAMES, Id, names
 from sponsorbot.web.panel.web import Viewer, audit, panel_of, redirect, render
@@ -102,8 +102,8 @@ def _who(actor: str, members: dict[int, str]) -> str:
 
 def _with(text: str, **values: Any) -> str:
     """`text` (already translated) with values filled in after translation, so what the owner
-    or the chain wrote keeps its own digits."""
-    return text % {k: str(v) for k, v in values.items()}
+    or the chain wrote keeps its own digits (and, in a Persian sentence, its place: isolated)."""
+    return text % {k: isolate(str(v)) for k, v in values.items()}
 
 
 def reason_text(payment: dict[str, Any], address: str | None, zone: str) -> str:
