@@ -3,8 +3,10 @@ who receives which kind, the panel's time fields, and the texts in both language
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from sponsorbot.features.alerts.deliver import after_quiet
 from sponsorbot.features.alerts.digest import delta
 from sponsorbot.features.alerts.kinds import KINDS, kinds_for, receives
+from sponsorbot.features.alerts.messages import Alert, build
 from sponsorbot.features.alerts.texts import TEAM_TEXTS
 from sponsorbot.web.panel.routes_alerts import clock_of, minutes
 from tests.examples import examples
@@ -101,3 +104,20 @@ def test_a_figure_against_the_day_before_reads_as_words() -> None:
     assert delta(5, 5, "en") == "same as the day before"
     assert delta(0, 0, "en") == "nothing the day before"
     assert delta(12, 10, "fa") == "\u2066+2\u2069"
+
+
+async def test_a_channel_alert_names_the_missing_rights_in_the_members_language() -> None:
+    data = {"bot": "cinema_bot", "channel": "Cinema", "status": "missing_rights"}
+    alert = Alert("channel_rights", 7, {**data, "missing": ["can_invite_users"]}, 1, "en", "editor")
+    # This kind reads nothing more from the database.
+    made = await build(cast(Any, None), alert, "https://panel.example", datetime.now(UTC))
+    assert made is not None
+    assert "@cinema_bot lost its rights in Cinema" in made.text
+    assert "rights missing: can_invite_users" in made.text
+    assert made.keyboard == [
+        [{"text": "Open in the panel", "url": "https://panel.example/bots/7/channels"}]
+    ]
+    persian = await build(
+        cast(Any, None), dataclasses.replace(alert, language="fa"), None, datetime.now(UTC)
+    )
+    assert persian is not None and "دسترسی‌ها کم است" in persian.text and persian.keyboard is None
