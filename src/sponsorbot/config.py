@@ -84,9 +84,9 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
     tron_network: TronNetwork = TronNetwork.MAINNET
     # Whether a shop may be set to Nile or Shasta: their coins are free from faucets, so a
-    # shop on one would start real ads for test money (review M3). Off unless trying the shop.
+    # shop on one would start real ads for test money (ADR 0009). Off unless trying the shop.
     allow_testnet: bool = False
-    # One node per network (review L3), each falling back to trongrid_url (one URL for every
+    # One node per network (ADR 0018), each falling back to trongrid_url (one URL for every
     # network, as the simulator serves), then to the network's public TronGrid. Whichever
     # applies, the verifier first checks that the node has that network's block 0.
     trongrid_url_mainnet: str | None = None

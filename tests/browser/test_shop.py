@@ -130,7 +130,7 @@ async def test_the_owner_sets_up_the_shop_and_approves_an_order(
             await expect(page.locator("#f-address")).to_have_value(typo)
             await page.fill("#f-address", shop_wallet)
             await page.fill("#f-api_key", "d9c2e5f0-4b1a-4c3e-8f7d-000000001234")
-            # Where the money goes is confirmed with the owner's password (review M3).
+            # Where the money goes is confirmed with the owner's password (ADR 0009).
             await page.fill("#f-confirm", PASSWORD)
             await page.click("text=Save the shop settings")
             await expect(page.locator(".ok.banner")).to_have_text("Saved.")

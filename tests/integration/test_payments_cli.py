@@ -83,7 +83,7 @@ async def test_payments_verify_refuses_a_node_of_another_network() -> None:
         before = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
         trx = await tg.sim.tron_trx(payer, shop, "100", solidify="now")
         common = ["--network", "mainnet", "--address", shop, "--approved-at", before]
-        # The mainnet URL of its own, and the simulator switched to Nile behind it (review L3).
+        # The mainnet URL of its own, and the simulator switched to Nile behind it (ADR 0018).
         await tg.sim.tron_set_network("nile")
         free = await tg.sim.tron_trx(payer, shop, "100", solidify="now")
         code, out, err = await verify(

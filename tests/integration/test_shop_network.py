@@ -1,4 +1,4 @@
-"""A shop on mainnet whose TronGrid node serves Nile never credits what it sees there (review L3):
+"""A shop on mainnet whose TronGrid node serves Nile never credits what it sees there (ADR 0018):
 the verifier checks the node's block 0 first, and the owner sees why the hash waits."""
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def test_generated_secret_is_stable(clean_env: Path) -> None:
 def test_each_network_has_its_own_trongrid_url(
     clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Unset: each network's public TronGrid, never another network's (review L3).
+    # Unset: each network's public TronGrid, never another network's (docs/adr/0018-tron-trust.md).
     public = load_settings()
     assert public.trongrid_url_for(TronNetwork.MAINNET) == "https://api.trongrid.io"
     assert public.trongrid_url_for(TronNetwork.NILE) == "https://nile.trongrid.io"

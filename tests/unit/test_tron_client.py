@@ -410,7 +410,7 @@ async def test_verify_hash_refuses_an_answer_about_another_transaction(
     assert error.kind == "garbage" and "another transaction" in str(error)
 
 
-# --- verify_hash: the node's network (review L3) -----------------------------------------
+# --- verify_hash: the node's network (ADR 0018) -----------------------------------------
 
 
 def test_each_network_is_known_by_its_genesis_block_id() -> None:

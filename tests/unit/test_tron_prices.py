@@ -1,4 +1,4 @@
-"""TRX price sources over real HTTP: two that agree make a price (L2), the five-minute cache,
+"""TRX price sources over real HTTP: two that agree make a price (ADR 0018), the five-minute cache,
 Decimal only."""
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ KEYS = frozenset(DEFAULTS["en"])
 MAX_TEXT = 1000
 # A placeholder is `{name}` and nothing more; `{{` and `}}` are braces. Texts are filled by this
 # pattern, not str.format, whose format specs and attribute lookups an owner could abuse
-# (`{title:>99999999999}` allocated gigabytes per visitor: the security review, M2).
+# (`{title:>99999999999}` allocated gigabytes per visitor: docs/adr/0011-owner-texts.md).
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _NAME = re.compile(r"^[a-z_]{1,32}$")
 

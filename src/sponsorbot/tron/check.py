@@ -75,7 +75,7 @@ async def _check_network(grid: TronGrid, network: TronNetwork) -> None:
     """Raise ``wrong_network`` unless the node behind ``grid`` has ``network``'s block 0.
 
     Without this, a node of one chain would be asked about another's payments: a URL left
-    pointing at Nile would credit free test TRX as mainnet TRX (review L3).
+    pointing at Nile would credit free test TRX as mainnet TRX (docs/adr/0018-tron-trust.md).
     """
     if (grid.base_url, network) in _confirmed:
         return

@@ -6,7 +6,7 @@ verified) at import, so a typo here fails loudly instead of comparing against wr
 
 Each network is also known by the id of its block 0 (``blockID`` of ``/wallet/getblockbynum``
 ``{"num": 0}``), which a node of another chain cannot give: the verifier asks a node for it
-before believing any of its answers (review L3). A TRON block id starts with the block's number
+before believing any of its answers (ADR 0018). A TRON block id starts with the block's number
 in 8 bytes, so every genesis id starts with 16 zeros; TRON's ``eth_chainId`` is its last 4 bytes
 (0x2b6653dc, 0xcd8690dc, 0x94a9059e in TRON's JSON-RPC reference), which the values below end in.
 """

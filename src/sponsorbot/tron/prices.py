@@ -4,7 +4,7 @@ The rate is locked into an order when it is approved, so it must be exact: every
 ``Decimal`` parsed from the answer's text (JSON floats included), never a float. The USD price
 of TRX stands for USDT per TRX.
 
-One source is never enough (the security review, L2): an outage page that still parses or a
+One source is never enough (docs/adr/0018-tron-trust.md): an outage page that still parses or a
 delisted pair would be locked into an order for weeks. A quote needs two sources whose prices
 agree within :data:`AGREEMENT`; otherwise there is no price, and the owner approves later.
 """

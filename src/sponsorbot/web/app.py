@@ -36,7 +36,7 @@ _FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
 def may_scrape(
     request: Request, token: SecretStr | None, proxies: tuple[IPNetwork, ...] = ()
 ) -> bool:
-    """/metrics names bots and their traffic (the security review, L1): it is served to a
+    """/metrics names bots and their traffic (docs/adr/0019-metrics.md): it is served to a
     request straight from this machine, or one bearing the metrics token. A request from a
     trusted reverse proxy comes from elsewhere, whatever headers it carries."""
     given = request.headers.get("authorization", "")
@@ -92,7 +92,7 @@ def create_app(
         title="Sponsorbot",
         version=__version__,
         openapi_url="/api/openapi.json",
-        # No Swagger UI: it loads its script from a CDN (L9). The document stays; any
+        # No Swagger UI: it loads its script from a CDN (ADR 0019). The document stays; any
         # OpenAPI viewer opens /api/openapi.json.
         docs_url=None,
         redoc_url=None,
@@ -112,7 +112,7 @@ def create_app(
     install_refusals(app)
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_invalid_request)
-    # Bodies are capped before anything reads them (M1); the webhook intake caps its own.
+    # Bodies are capped before anything reads them (ADR 0012); the webhook intake caps its own.
     app.add_middleware(BodyLimit, limits=Limits(panel_upload=lambda: config.upload_limit))
     app.telegram_intake = WebhookIntake(services.bots.intake)
 

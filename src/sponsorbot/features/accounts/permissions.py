@@ -23,10 +23,10 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "bots.remove": OWNER,
     # Where a shop's money goes (its payout address, network and coins, and the texts that tell
     # advertisers where and how much to pay): an admin, or a leaked admin token, must not be
-    # able to redirect payments (review M3).
+    # able to redirect payments (docs/adr/0009-payout-owner.md).
     "shop.money": OWNER,
     # A paid broadcast (allow_paid_broadcast) spends the bot's Telegram Stars, 0.1 a message
-    # above the free rate: a hundred thousand people cost about 10,000 (review L8).
+    # above the free rate: a hundred thousand people cost about 10,000 (ADR 0007).
     "broadcasts.paid": ADMINS,
     "team": OWNER,
 }

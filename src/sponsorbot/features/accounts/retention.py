@@ -1,6 +1,6 @@
 """How long the team's records are kept: the audit log for `SPONSORBOT_AUDIT_KEEP_DAYS`,
 sign-in failures for a week, expired sessions, setup codes, invitations and reset links for
-a while after they expire (the security review, H2 and M5: anonymous sign-in attempts write
+a while after they expire (docs/adr/0014-retention.md: anonymous sign-in attempts write
 to these tables, so none of them may grow for ever)."""
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ WITH gone AS (
 UPDATE broadcast_recipients r SET status = 'waiting', outbox_id = NULL
 FROM gone WHERE r.broadcast_id = $1 AND r.outbox_id = gone.id
 """
-# The messages of cancelled broadcasts, which a re-drive leaves failed (review L11): cancelling
+# The messages of cancelled broadcasts, which a re-drive leaves failed (ADR 0005): cancelling
 # withdraws only the rows no sender has claimed yet, and whoever cancelled wants none sent later.
 # A recipient keeps the id of its outbox row whatever became of it (HARVEST keeps it; a
 # cancelled broadcast is not harvested at all).

@@ -193,7 +193,7 @@ class BroadcastService(OwnerService):
 
     async def _costed(self, out: dict[str, Any]) -> dict[str, Any]:
         """The broadcast with `estimated_stars` (None unless paid), shown before it is sent
-        (review L8): its audience counted now until it starts, then the one it goes to."""
+        (ADR 0007): its audience counted now until it starts, then the one it goes to."""
         people = out["progress"]["total"]
         if out["paid"] and out["status"] in ("draft", "scheduled"):
             audience = Audience.of_json(out["audience"]).args()

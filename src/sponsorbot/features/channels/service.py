@@ -53,7 +53,7 @@ WHERE bot_id = $1 AND chat_id = $2
 DELETE = "DELETE FROM channels WHERE bot_id = $1 AND chat_id = $2"
 # The periodic check: channels the gate or a campaign uses every time, the rest (picked up when
 # the bot was made an admin, never used) a few times a day, so a bot made admin of many chats
-# does not spend its Telegram budget on them (the security review, M16).
+# does not spend its Telegram budget on them (docs/adr/0020-flood-limits.md).
 CHAT_IDS = """
 SELECT c.chat_id FROM channels c
 WHERE c.bot_id = $1

@@ -30,10 +30,10 @@ MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # the Bot API's limit for files a bot uploa
 MAX_ITEMS = 10
 MAX_CAPTION = 1024  # Telegram's caption limit
 MAX_TEXT = 4096  # Telegram's message limit
-# Telegram lets a bot delete its messages only within 48 hours (M12): 47 leave the sender an
+# Telegram lets a bot delete its messages only within 48 hours (ADR 0021): 47 leave the sender an
 # hour to retry the delete.
 MAX_AUTO_DELETE_S = 47 * 3600
-# What a Telegram file_id looks like (M7): never a URL or a path, which the Bot API (and a
+# What a Telegram file_id looks like (ADR 0021): never a URL or a path, which the Bot API (and a
 # local Bot API server, a file:// path) would fetch in its place. Checked where an owner types
 # one (the API); the files the bot receives carry Telegram's own.
 FILE_ID_PATTERN = r"^[A-Za-z0-9_-]{16,255}$"

@@ -34,7 +34,7 @@ DELETE FROM join_requests WHERE (bot_id, user_id, chat_id) IN (
 FORGET_REQUEST = "DELETE FROM join_requests WHERE bot_id = $1 AND user_id = $2 AND chat_id = $3"
 # Who may add a channel by making the bot its admin: the bot's uploaders (and anyone, for a
 # channel already on the list). A stranger could otherwise fill the owner's list with chats
-# of their own choosing, titles and all (the security review, M16). At most MAX_CHANNELS.
+# of their own choosing, titles and all (docs/adr/0020-flood-limits.md). At most MAX_CHANNELS.
 MAY_PICK_UP = """
 SELECT EXISTS (SELECT 1 FROM channels WHERE bot_id = $1 AND chat_id = $2)
     OR (EXISTS (SELECT 1 FROM uploaders WHERE bot_id = $1 AND user_id = $3)

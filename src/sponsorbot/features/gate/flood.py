@@ -2,7 +2,7 @@
 
 Every message a person sends used to get a reply, so someone typing faster than Telegram lets
 a bot write to one chat built an endless queue of replies for themselves, and ten such people
-used up the whole bot's budget (the security review, L11). A hard count per minute fixed that
+used up the whole bot's budget (docs/adr/0020-flood-limits.md). A hard count per minute fixed that
 but dropped, without a word, the 21st link a person opened in a minute: someone bingeing a
 channel's list of 30 episodes, one tap every 2 seconds, got 20 of them and silence.
 

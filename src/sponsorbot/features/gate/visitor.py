@@ -110,7 +110,7 @@ class Joined(CallbackData, prefix="j"):
     """The gate's "I've joined" button: the content's random code, never its sequential id.
 
     Callback data is written by the client, so an id would let anyone past one gate walk
-    every item (the security review, H1); the code is what the visitor's link already held.
+    every item (docs/adr/0006-callback-data.md); the code is what the visitor's link already held.
     """
 
     code: str

@@ -1,10 +1,11 @@
 """Where a shop's money goes: its payout address, its network and the coins it takes, and the
-advertiser's texts that say where and how much to pay (review M3).
+advertiser's texts that say where and how much to pay (docs/adr/0009-payout-owner.md).
 
-Only the owner changes them (the `shop.money` permission of features/accounts/permissions.py). Every change is
-audited as `shop.money_changed` (the address only by its tail) or, for the texts,
-`shop.money_changed.texts` (texts in full: they are not secret), and the dashboard lists the
-changes of the last week, so a shop redirected to someone else's wallet does not go unnoticed.
+Only the owner changes them (the `shop.money` permission of
+features/accounts/permissions.py). Every change is audited as `shop.money_changed` (the
+address only by its tail) or, for the texts, `shop.money_changed.texts` (texts in full: they
+are not secret), and the dashboard lists the changes of the last week, so a shop redirected to
+someone else's wallet does not go unnoticed.
 """
 
 from __future__ import annotations

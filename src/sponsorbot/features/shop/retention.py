@@ -1,7 +1,7 @@
-"""How long the shop's records are kept (the security review, L4: its tables only grew).
+"""How long the shop's records are kept (its tables only grew: docs/adr/0014-retention.md).
 
 - Refused hashes (`shop_payments` rejected) go after :data:`REJECTED_KEEP_DAYS`. Anyone can
-  send any hash (M1), so these rows are mostly junk; the order's timeline keeps a
+  send any hash (ADR 0008), so these rows are mostly junk; the order's timeline keeps a
   `payment_rejected` line with the hash and the reason for good.
 - An order's timeline (`shop_order_log`) is its history and stays, finished or not, for as
   long as the order does. Only repeated lines go: the `start_failed` and `payment_unconfirmed`

@@ -259,7 +259,7 @@ class ShopService(OwnerService):
             "accept_usdt": row["accept_usdt"],
             "accept_trx": row["accept_trx"],
             "api_key_tail": tail(key) if key else None,
-            # A key sealed under an installation key that is gone (review M5): the page says so
+            # A key sealed under an installation key that is gone (ADR 0010): the page says so
             # and takes a new one instead of failing.
             "key_unreadable": sealed is not None and key is None,
             "pay_within_h": row["pay_within_h"],
@@ -307,7 +307,7 @@ class ShopService(OwnerService):
         if new.network not in {n.value for n in TronNetwork}:
             raise Invalid("the network is mainnet, nile or shasta", code="shop_network")
         if new.network != TronNetwork.MAINNET and not self.allow_testnet:
-            # Faucet coins would pay for real ads (review M3).
+            # Faucet coins would pay for real ads (docs/adr/0009-payout-owner.md).
             raise Invalid(
                 "test networks (nile, shasta) are off: SPONSORBOT_ALLOW_TESTNET is not set",
                 code="shop_network",

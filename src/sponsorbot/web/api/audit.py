@@ -1,4 +1,4 @@
-"""The owner API's audit trail (review M3): every call under /api/v1 that changes something
+"""The owner API's audit trail (ADR 0009): every call under /api/v1 that changes something
 (POST, PUT, PATCH, DELETE) and succeeds writes one entry, as `api:<token name>`, through the
 same `record()` as the panel.
 

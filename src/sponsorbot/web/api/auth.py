@@ -1,9 +1,10 @@
 """Bearer-token authentication and permission checks for the owner API.
 
-The permissions and the roles holding them are the panel's (features/accounts/permissions.py): analyst reads;
-editor also manages content, channels, the gate, campaigns and broadcasts; admin also bots,
-their texts, uploaders and shop, and API tokens; only the owner removes a bot or changes where
-a shop's money goes. The caller is left in the request's state for the audit (web/api/audit.py).
+The permissions and the roles holding them are the panel's (features/accounts/permissions.py):
+analyst reads; editor also manages content, channels, the gate, campaigns and broadcasts;
+admin also bots, their texts, uploaders and shop, and API tokens; only the owner removes a bot
+or changes where a shop's money goes. The caller is left in the request's state for the audit
+(web/api/audit.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sponsorbot.features.accounts.api_tokens import Principal
-from sponsorbot.web.deps import services_of
 from sponsorbot.features.accounts.permissions import PERMISSIONS, allowed
+from sponsorbot.web.deps import services_of
 
 bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot token create`.")
 # The request state's name for the caller once their token is checked.

@@ -1,7 +1,7 @@
 """A bot's visitor texts and its uploaders.
 
 The texts that tell an advertiser where and how much to pay take an owner token to change
-(review M3); an admin token changes the others."""
+(docs/adr/0009-payout-owner.md); an admin token changes the others."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.shop.payout import (
     MONEY_TEXTS,
     MONEY_TEXTS_CHANGED,
@@ -18,7 +19,6 @@ from sponsorbot.features.shop.payout import (
 from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.deps import Admin, BotId, Reader, Service, UserId
 from sponsorbot.web.api.models import TextsIn, TextsOut, UploaderIn, UploaderOut
-from sponsorbot.features.accounts.permissions import allowed
 
 router = APIRouter()
 

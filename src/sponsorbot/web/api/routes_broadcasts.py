@@ -8,6 +8,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from sponsorbot.features.accounts.api_tokens import Principal
+from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Invalid
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
@@ -24,7 +25,6 @@ from sponsorbot.web.api.models_broadcasts import (
     PreviewIn,
     SendIn,
 )
-from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.web.uploads import multipart_file, read_file, refuse_declared_size
 
 router = APIRouter()
@@ -33,7 +33,7 @@ BASE = "/bots/{bot_id}/broadcasts"
 
 def may_pay(who: Principal, paid: bool) -> None:
     """403 for a paid broadcast saved or sent with a token whose role may not spend the bot's
-    Telegram Stars (review L8)."""
+    Telegram Stars (docs/adr/0007-permissions.md)."""
     if paid and not allowed("broadcasts.paid", who.role):
         raise HTTPException(
             403,

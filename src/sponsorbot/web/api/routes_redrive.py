@@ -1,5 +1,5 @@
 """Re-drive: dead updates and messages given up after network errors, queued again; without
-`since`, only what gave up in the last 24 hours (review L11), and never the messages of a
+`since`, only what gave up in the last 24 hours (ADR 0005), and never the messages of a
 cancelled broadcast."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.web.api.audit import audit_call
@@ -24,7 +25,6 @@ from sponsorbot.web.api.models_shop import (
     ShopSettingsIn,
     ShopSettingsOut,
 )
-from sponsorbot.features.accounts.permissions import allowed
 
 router = APIRouter()
 BOT = "/bots/{bot_id}/shop"

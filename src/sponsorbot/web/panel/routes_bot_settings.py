@@ -2,7 +2,7 @@
 texts.
 
 The texts that tell an advertiser where and how much to pay are the owner's to change, with
-their password or a current code in the same form (review M3); an admin changes the others."""
+their password or a current code in the same form (ADR 0009); an admin changes the others."""
 
 from __future__ import annotations
 

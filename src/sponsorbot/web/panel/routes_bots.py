@@ -100,7 +100,7 @@ async def bot_resume(request: Request, bot_id: int, viewer: ManageBots) -> Respo
 @router.post("/bots/{bot_id}/redrive")
 async def bot_redrive(request: Request, bot_id: int, viewer: ManageBots) -> Response:
     """Queue the bot's dead updates and given-up messages again (after an outage or a fix):
-    what gave up in the last 24 hours, but a cancelled broadcast's messages (review L11)."""
+    what gave up in the last 24 hours, but a cancelled broadcast's messages (ADR 0005)."""
     bots = services_of(request).bots
     bot = await bots.get(bot_id)
     done = await bots.redrive(bot_id)

@@ -79,7 +79,7 @@ FIELD_OF = {
     **dict.fromkeys(("too_large", "empty_file", "no_storage_chat", "storage_refused"), "file"),
 }
 # A paid broadcast spends the bot's Telegram Stars: an editor is not offered it, and a forged
-# field or a send of someone else's paid draft is refused (review L8).
+# field or a send of someone else's paid draft is refused (docs/adr/0007-permissions.md).
 PAID_REFUSED = N_(
     "Only the owner or an admin may allow a paid broadcast: it spends the bot's Telegram Stars."
 )

@@ -74,7 +74,7 @@ async def dashboard(request: Request, viewer: View) -> Response:
                 "bars": _bars(sends.get(h["id"], {}).get("sent", {}), hours),
             }
         )
-    # Who may read the audit log is told where shop payments were sent this week (review M3).
+    # Who may read the audit log is told where shop payments were sent this week (ADR 0009).
     money = await recent_money_changes(panel.pool, now) if viewer.can("audit") else []
     # Who handles orders is told what is stuck or waiting for them in the shop.
     shop = await services.shop.attention() if viewer.can("bots") else None

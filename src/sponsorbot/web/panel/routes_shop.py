@@ -3,7 +3,7 @@ address, coins, the TronGrid key, hours to pay) and its products. The orders and
 every bot are in `routes_shop_orders`; the names both use are here.
 
 Where the money goes (the address, the network and the coins) is the owner's to change, with
-their password or a current code in the same form (review M3)."""
+their password or a current code in the same form (docs/adr/0009-payout-owner.md)."""
 
 from __future__ import annotations
 

@@ -265,6 +265,7 @@ async def audit_page(request: Request, viewer: Audit) -> Response:
         if len(rows) == 50
         else None
     )
+
     def when(moment: datetime) -> str:
         return i18n.format_datetime(moment, zone)
 

@@ -26,12 +26,12 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from sponsorbot.features.accounts import workspace as workspaces
 from sponsorbot.features.accounts.audit import Actor, record
+from sponsorbot.features.accounts.permissions import PERMISSIONS
 from sponsorbot.features.accounts.security import PanelKeys, same
 from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, load_session
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import fields, i18n
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.features.accounts.permissions import PERMISSIONS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SESSION_COOKIE = "sb_session"
