@@ -64,6 +64,7 @@ class Demo:
     panel: str
     sim: str
     phone: str
+    owner_phone: str
     code: str
 
 
@@ -125,11 +126,12 @@ def start_demo(data_dir: Path) -> Demo:
             break
     text = "".join(printed)
     code, phone = re.search(r"start code (\S+)", text), re.search(r"Phone:\s+(\S+)", text)
-    if code is None or phone is None:
+    owner = re.search(r"Owner:\s+(\S+)", text)
+    if code is None or phone is None or owner is None:
         stop(proc, signal.SIGINT)
         sys.exit("the demo did not start:\n" + text)
     sim = f"http://127.0.0.1:{sim_port}"
-    return Demo(proc, f"http://127.0.0.1:{port}", sim, phone[1], code[1])
+    return Demo(proc, f"http://127.0.0.1:{port}", sim, phone[1], owner[1], code[1])
 
 
 def start_empty(data_dir: Path, sim_url: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -216,6 +218,7 @@ async def panel_shots(browser: Browser, demo: Demo) -> None:
         PanelShot("team", "/team"),
         PanelShot("tokens", "/tokens"),
         PanelShot("account", "/account", full_page=True),
+        PanelShot("notifications", "/notifications", full_page=True),
         PanelShot("visitors", "/visitors", ("fa",), height=1100),
         PanelShot("shop-products", f"/bots/{bot}/shop/products", ("fa",), 900, True, SCREENSHOTS),
         PanelShot("shop-payments", "/shop/payments", ("fa",), 900, True, SCREENSHOTS),
@@ -276,12 +279,27 @@ async def phone_shots(browser: Browser, demo: Demo) -> None:
         await context.close()
 
 
+async def team_shot(browser: Browser, demo: Demo) -> None:
+    """The owner's own Telegram, linked to the panel: an order to review with its buttons."""
+    context = await browser.new_context(viewport=PHONE)
+    page = await context.new_page()
+    await page.goto(demo.owner_phone)
+    order = page.locator(".msg.bot", has=page.locator("button.inline")).last
+    await expect(order).to_be_visible(timeout=20_000)
+    await order.scroll_into_view_if_needed()
+    await capture(page, GUIDE_IMAGES / "phone-team-en.png")
+    await context.close()
+
+
 async def shoot(demo: Demo, empty_url: str) -> None:
     """All the captures, in one chromium."""
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            # The owner's chat first: the panel shots switch the owner's language back and
+            # forth, and alerts come in the member's language.
             steps: list[Callable[[], Awaitable[None]]] = [
+                lambda: team_shot(browser, demo),
                 lambda: panel_shots(browser, demo),
                 lambda: setup_shot(browser, empty_url),
                 lambda: phone_shots(browser, demo),
