@@ -1,4 +1,4 @@
-"""The clean-up keeps pace with intake and has a retention for every table that grows (H2)."""
+"""The clean-up keeps pace with intake and has a retention for every table that grows (ADR 0014)."""
 
 from __future__ import annotations
 

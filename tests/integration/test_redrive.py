@@ -1,4 +1,4 @@
-"""Re-drive (review L11): a cancelled broadcast's given-up messages stay failed while every
+"""Re-drive (ADR 0005): a cancelled broadcast's given-up messages stay failed while every
 other given-up message goes back to the queue, whichever door asks (the engine with the
 features' holds, the owner API, the command), and without `since` only what gave up in the
 last 24 hours is queued again."""

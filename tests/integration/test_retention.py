@@ -1,4 +1,4 @@
-"""Every feature table that grows has a retention (the security review, H2 and M5)."""
+"""Every feature table that grows has a retention (docs/adr/0014-retention.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retries bounded by age, Telegram's wait honoured, and the re-drive (the security review, H3).
+"""Retries bounded by age, Telegram's wait honoured, and the re-drive (docs/adr/0005-retries.md).
 
 Timings come from settings: the outage here lasts seconds, the retry budget is shrunk to match.
 """

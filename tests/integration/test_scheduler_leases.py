@@ -1,4 +1,4 @@
-"""A periodic job's lease is kept while it runs, so a long run never overlaps another (H2)."""
+"""A periodic job's lease is kept while it runs, so a long run never overlaps another (ADR 0004)."""
 
 from __future__ import annotations
 

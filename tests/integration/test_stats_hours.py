@@ -1,7 +1,7 @@
 """Hour and day boundaries: Python's (features/stats/hours.py) and PostgreSQL's agree.
 
 The roll-up buckets in SQL and the pages build their keys in Python; with a half-hour zone
-or a clock change, one disagreeing boundary empties or shifts every bar (review L8).
+or a clock change, one disagreeing boundary empties or shifts every bar (ADR 0015).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A scrape reads the snapshot, which is refreshed at most every `ttl_s` seconds: the per-bot
 queue figures cost a look at each bot's backlog, which must not happen on every scrape during
-an incident (the security review, L1). What an operator alerts on:
+an incident (docs/adr/0019-metrics.md). What an operator alerts on:
 
 - per bot: waiting updates and the oldest one's age, in hand, dead, outbox depth, messages
   given up after network errors, sends and 429s of the last minute, and a `problem` flag
