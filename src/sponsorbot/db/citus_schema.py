@@ -52,6 +52,12 @@ WORKSPACE_TABLES: dict[str, tuple[str, str]] = {
     "signin_failures": ("coordinator", "the panel's sign-in throttle"),
     "audit_log": ("coordinator", "the panel's audit log"),
     "api_tokens": ("coordinator", "owner API tokens"),
+    "team_links": ("coordinator", "the team's linked Telegram chats"),
+    "team_link_codes": ("coordinator", "one-time codes that link a member's chat"),
+    "alert_prefs": ("coordinator", "what each member wants to be told"),
+    "alerts": ("coordinator", "what the team is told; written by one job"),
+    "alert_deliveries": ("coordinator", "each member's copy of an alert"),
+    "alert_marks": ("coordinator", "how far the alerts' collector has read"),
 }
 
 # Tables with bot_id that are deliberately not distributed by it: the column they are
