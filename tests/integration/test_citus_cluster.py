@@ -159,7 +159,7 @@ async def test_the_engines_statements_on_citus_for_one_bot(migrated: RunningClus
     try:
         await conn.execute(ADD_BOT, bot)
         await attempt("inbox.INSERT", inbox.INSERT, bot, 1, "message", 42, {"message": {}})
-        stored = (bot, 2, "message", 42, {"message": {}})
+        stored: tuple[Any, ...] = (bot, 2, "message", 42, {"message": {}})
         await attempt("inbox.INSERTS[True].one", inbox.INSERTS[True].one, *stored)
         await attempt("inbox.CLAIM", inbox.CLAIM, 10, 10, [bot], 30.0, 1)
         [taken] = await attempt(

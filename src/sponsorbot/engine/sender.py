@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine import inbox, outbox
 from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.leases import HOLDS
@@ -99,6 +100,7 @@ class Ledger:
 
     batch: BatchRecord = field(default_factory=_empty)
     writing: list[int] = field(default_factory=list)  # the rows of a batch being written
+    citus: bool = False  # the database is a Citus coordinator (the sender asks when it starts)
 
     def ids(self) -> list[int]:
         """The rows whose outcome waits to be written (or is being written now)."""
@@ -131,7 +133,7 @@ class Ledger:
             self.written()
             return batch
         try:
-            await outbox.record(pool, bot_id, batch)
+            await outbox.record(pool, bot_id, batch, self.citus)
         except BaseException as exc:
             self.put_back(batch)
             if isinstance(exc, DB_ERRORS):
@@ -231,6 +233,7 @@ class Sender(BotJob):
         if not self.predecessor_gone:
             self.limiter.pause(self.limiter.window_s)
         self._lost = lost
+        self.ledger.citus = await on_citus(self.pool)
         # Sent by a predecessor, not yet written: not to be read (and sent) again.
         self._in_hand.update(self.ledger.ids())
         try:
@@ -437,7 +440,9 @@ class Sender(BotJob):
     async def _claim(self, claimed: deque[OutboxRow], limit: int) -> bool:
         """Claim up to `limit` more rows; whether there may be more."""
         try:
-            rows = await outbox.claim_background(self.pool, self.bot.info.id, limit, self.lease)
+            rows = await outbox.claim_background(
+                self.pool, self.bot.info.id, limit, self.lease, self.ledger.citus
+            )
         except DB_ERRORS as exc:
             log.warning("bot %s: claiming background rows failed: %s", self.bot.info.id, exc)
             await asyncio.sleep(1.0)
