@@ -2,7 +2,7 @@
 
 Telegram gives a button's data back exactly as the client sends it, and the client is anyone:
 `unpack` trusts nothing (the prefix, the number of parts, each part's shape), and a feature
-must still check that what it names belongs to the person pressing (the security review, H1).
+must still check that what it names belongs to the person pressing (docs/adr/0006-callback-data.md).
 Each class has its own prefix; two classes cannot share one.
 """
 

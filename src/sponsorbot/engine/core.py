@@ -68,7 +68,7 @@ class Engine:
             retry_cap_s=settings.retry_cap_s,
             pauses=self.pauses,
             # Of the shutdown grace: half to finish the updates in hand, a fifth for the
-            # senders' calls in flight and a fifth for their last write (the review, L15).
+            # senders' calls in flight and a fifth for their last write (docs/adr/0022-shutdown.md).
             stop_wait_s=settings.shutdown_grace_s * 0.2,
             probe_s=settings.recovery_probe_s,
         )

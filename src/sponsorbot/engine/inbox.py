@@ -16,7 +16,7 @@ from sponsorbot.engine.updates import Classified, classify
 
 # Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
 # undelivered update 24 hours). A finished row two days old with the same id is another update
-# (ids restart at random after a week without updates, the review's M9; dead rows are kept
+# (ids restart at random after a week without updates, ADR 0002; dead rows are kept
 # for a month): the new one takes its place instead of being dropped as a duplicate, with a
 # new id, so that it queues behind whatever that person sent before it. Its times come from
 # the row proposed (`excluded`, the columns' defaults), which Citus accepts as well: it refuses

@@ -1,6 +1,6 @@
 """Clean-up: every table that grows loses what is past its retention, as fast as it grows.
 
-The review (H2) found the old janitor removing at most 50 batches of 1000 rows per table every
+ADR 0014: a review found the old janitor removing at most 50 batches of 1000 rows per table every
 5 minutes, 14.4 million a day, less than a busy install adds to its outbox alone. Now the job
 runs every minute and deletes in rounds, one batch per table per round, until every table comes
 back short of a batch or the time budget is spent; the next run goes on where this one left
@@ -54,7 +54,7 @@ DELETE FROM outbox WHERE id IN (
     LIMIT $1)
 """
 # A reference a waiting row still needs (an auto-delete due later than the retention) stays
-# (the review, M12): without it the delete would fail as "never sent".
+# (docs/adr/0021-content-limits.md): without it the delete would fail as "never sent".
 DELETE_REFS = """
 DELETE FROM message_refs WHERE (bot_id, ref) IN (
     SELECT r.bot_id, r.ref FROM message_refs r

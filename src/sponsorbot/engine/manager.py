@@ -70,7 +70,7 @@ class BotManager:
         self._tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self.holding: set[tuple[str, int]] = set()
         self.senders: dict[int, Sender] = {}
-        # Per bot: outcomes a stopped sender could not write, for its successor here (M3).
+        # Per bot: outcomes a stopped sender could not write, for its successor here (ADR 0004).
         self.ledgers: dict[int, Ledger] = {}
         self.pauses = pauses or Pauses()
         self.stop_wait_s = stop_wait_s

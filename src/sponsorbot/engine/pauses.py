@@ -2,7 +2,7 @@
 
 A 429 answer to any call of a bot (a handler's getChatMember as well as a send) says how long
 the whole bot must wait. Claiming its other updates meanwhile would only meet more 429s, so
-the worker leaves them waiting; they spend no attempt (the security review, H3).
+the worker leaves them waiting; they spend no attempt (docs/adr/0005-retries.md).
 """
 
 from __future__ import annotations

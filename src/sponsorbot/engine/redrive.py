@@ -8,7 +8,7 @@ queue with a fresh retry time, each still in its person's order; messages that T
 refused for a reason of its own (blocked, chat not found) are not sent again.
 
 Unless told how far back (`since`, by arrival), a re-drive takes only what gave up within the
-last `WINDOW` (review L11): failures older than that are stale, and messages days old should
+last `WINDOW` (ADR 0005): failures older than that are stale, and messages days old should
 not go out because an owner pressed a button. The engine does not know what a message belongs
 to: a feature names the rows that must stay failed (a cancelled broadcast's) by a statement of
 its own, a hold (`Feature.redrive_holds`).

@@ -93,8 +93,8 @@ class Ledger:
     """What a bot's senders sent and have not written yet, kept by the manager across them.
 
     A sender that stops on a lost lease or a database error can seldom write its last
-    outcomes; they used to die with it, and its successor sent those messages again (the
-    security review, M3). The next sender of the bot in this process writes them first, and
+    outcomes; they used to die with it, and its successor sent those messages again (ADR 0004).
+    The next sender of the bot in this process writes them first, and
     does not read those rows meanwhile.
     """
 
@@ -391,7 +391,7 @@ class Sender(BotJob):
 
     def _backoff(self, row_id: int, tries: int, base_s: float) -> float | None:
         """The wait before trying a row again after a transient failure, or None once it has
-        failed for the whole retry time (hours, not a count: the security review, H3)."""
+        failed for the whole retry time (hours, not a count: docs/adr/0005-retries.md)."""
         now = time.monotonic()
         since = self._failing_since.setdefault(row_id, now)
         if now - since >= self.retry_for_s:
