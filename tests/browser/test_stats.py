@@ -522,7 +522,9 @@ async def test_statistics_in_english_ranges_metrics_custom_dates_and_csv(
         opened = page.locator("[data-figure=started]")
         await expect(opened.locator("dt")).to_have_text("Links opened")
         now = number(await opened.locator("dd").first.inner_text())
-        before = number((await opened.locator("dd.change .muted").inner_text()).strip("()"))
+        shown = await opened.locator("dd.change .muted").inner_text()
+        assert shown.startswith("before: "), shown
+        before = number(shown.removeprefix("before: "))
         first, earlier = today - timedelta(days=29), today - timedelta(days=59)
         assert now > 0 and now == await count(pool, "started", first, today)
         assert before == await count(pool, "started", earlier, first - timedelta(days=1))
