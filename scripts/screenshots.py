@@ -175,10 +175,13 @@ def stop(proc: subprocess.Popen[Any], how: signal.Signals) -> None:
         proc.wait()
 
 
-async def capture(page: Page, path: Path, full_page: bool = False) -> None:
-    """Write the page, from its top, once its fonts are drawn."""
+async def capture(
+    page: Page, path: Path, full_page: bool = False, from_top: bool = True
+) -> None:
+    """Write the page, from its top (or where it is scrolled to), once its fonts are drawn."""
     await page.evaluate("document.fonts.ready")
-    await page.evaluate("window.scrollTo(0, 0)")
+    if from_top:
+        await page.evaluate("window.scrollTo(0, 0)")
     path.parent.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(path), full_page=full_page)
     print(f"  {path.relative_to(ROOT)}")
@@ -284,10 +287,13 @@ async def team_shot(browser: Browser, demo: Demo) -> None:
     context = await browser.new_context(viewport=PHONE)
     page = await context.new_page()
     await page.goto(demo.owner_phone)
-    order = page.locator(".msg.bot", has=page.locator("button.inline")).last
-    await expect(order).to_be_visible(timeout=20_000)
-    await order.scroll_into_view_if_needed()
-    await capture(page, GUIDE_IMAGES / "phone-team-en.png")
+    # Run first, before the panel shots switch the owner's language: the alert is in English.
+    order = page.locator(".msg.bot", has_text="New order").last
+    await expect(order).to_be_visible(timeout=30_000)
+    await page.wait_for_timeout(1500)  # what else waited for the owner arrives with it
+    # The chat's newest messages, where the order waits with its buttons.
+    await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    await capture(page, GUIDE_IMAGES / "phone-team-en.png", from_top=False)
     await context.close()
 
 
