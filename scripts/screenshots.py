@@ -175,9 +175,7 @@ def stop(proc: subprocess.Popen[Any], how: signal.Signals) -> None:
         proc.wait()
 
 
-async def capture(
-    page: Page, path: Path, full_page: bool = False, from_top: bool = True
-) -> None:
+async def capture(page: Page, path: Path, full_page: bool = False, from_top: bool = True) -> None:
     """Write the page, from its top (or where it is scrolled to), once its fonts are drawn."""
     await page.evaluate("document.fonts.ready")
     if from_top:
