@@ -31,6 +31,7 @@ from sponsorbot.db.embedded import EmbeddedPostgres, dsn_for
 from sponsorbot.db.migrate import migrate
 from sponsorbot.db.pool import connect, create_pool
 from sponsorbot.features.accounts.security import use_password_hasher
+from sponsorbot.web.panel import i18n
 from tests.debian_pg import DebianPostgres
 from tests.examples import DEV
 from tests.integration.citus_kit import CitusDatabases, TestCluster, tier_skip
@@ -191,6 +192,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if server is not None:
         os.environ.pop(URL_VARIABLE, None)
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _panel_speaks_english() -> Iterator[None]:
+    """The panel's language is a context variable: set by a synchronous test, it stays set for
+    every later test in the same worker. Each test starts in English, whatever ran before."""
+    i18n.use_language("en")
+    yield
+    i18n.use_language("en")
 
 
 @pytest.fixture(scope="session")

@@ -41,16 +41,20 @@ def _broadcast(status: str, scheduled_at: datetime | None) -> dict[str, Any]:
 
 def _live(b: dict[str, Any], lang: str = "en") -> str:
     i18n.use_language(lang)
-    template = make_environment().get_template("_broadcast_live.html")
-    return template.render(
-        b=b,
-        viewer=_Viewer(),
-        csrf="x" * 32,
-        now=NOW,
-        lang=lang,
-        when=lambda moment, with_time=True: moment.isoformat(),
-        **NAMES,
-    )
+    try:
+        template = make_environment().get_template("_broadcast_live.html")
+        return template.render(
+            b=b,
+            viewer=_Viewer(),
+            csrf="x" * 32,
+            now=NOW,
+            lang=lang,
+            when=lambda moment, with_time=True: moment.isoformat(),
+            **NAMES,
+        )
+    finally:
+        # The language is the process's until set again: later tests in this worker read it.
+        i18n.use_language("en")
 
 
 def test_a_broadcast_sent_a_moment_ago_says_starting_and_offers_no_second_send() -> None:
