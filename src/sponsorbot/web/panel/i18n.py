@@ -23,12 +23,18 @@ from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
 
-from sponsorbot.features.calendar import FSI, PDI, jalali_text, persian_number
+from sponsorbot.features.calendar import (
+    FSI,
+    PDI,
+    PERSIAN_DIGITS,
+    THOUSANDS,
+    jalali_text,
+    persian_number,
+)
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 LANGUAGES = ("en", "fa")
 RTL = frozenset({"fa"})
-_PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
 _LATIN_LETTER = re.compile("[A-Za-z]")
 # A number as a filter gets it: digits, thousands commas, one decimal point.
 _NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
@@ -129,7 +135,7 @@ def localize_digits(value: object) -> str:
     if _current.get() == "fa":
         if _NUMBER.fullmatch(text):
             return persian_number(text)
-        return text.replace(",", "٬").translate(_PERSIAN_DIGITS)
+        return text.replace(",", THOUSANDS).translate(PERSIAN_DIGITS)
     return text
 
 
@@ -140,7 +146,7 @@ def format_datetime(moment: datetime | None, zone: str, with_time: bool = True) 
     local = moment.astimezone(ZoneInfo(zone))
     if _current.get() == "fa":
         text = jalali_text(local.date()) + (f" {local:%H:%M}" if with_time else "")
-        return text.translate(_PERSIAN_DIGITS)
+        return text.translate(PERSIAN_DIGITS)
     return local.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
 
 
@@ -148,7 +154,7 @@ def zone_label(zone: str) -> str:
     """A zone's name and current UTC offset, e.g. "Asia/Tehran (UTC+03:30)"."""
     offset = datetime.now(ZoneInfo(zone)).strftime("%z")
     text = f"{zone} (UTC{offset[:3]}:{offset[3:]})"
-    return text.translate(_PERSIAN_DIGITS) if _current.get() == "fa" else text
+    return text.translate(PERSIAN_DIGITS) if _current.get() == "fa" else text
 
 
 def format_percent(share: float | None, signed: bool = False) -> str:
