@@ -359,16 +359,22 @@ async def _everything(panel: PanelApp, http: httpx.AsyncClient, ids: list[int]) 
     return problems
 
 
-async def test_every_figure_agrees_everywhere_for_the_demo_history_and_late_facts(
-    panel: PanelApp, pool: asyncpg.Pool, db_dsn: str
-) -> None:
+async def _running(panel: PanelApp, pool: asyncpg.Pool) -> datetime:
+    """The product as it runs before the demo writes its month: the panel's clock at now, the
+    zone set, the months' partitions made and the job folded up to now; now."""
     now = datetime.now(UTC).replace(microsecond=0)
     panel.clock.now = now
     await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", TIME_ZONE)
     for ahead in range(-2, 2):
         await pool.execute("SELECT sponsorbot_events_month($1)", now + timedelta(days=31 * ahead))
-    # The product runs before the demo writes its month: the job has folded up to now.
     await roll_up(pool, now=now)
+    return now
+
+
+async def test_every_figure_agrees_everywhere_for_the_demo_history_and_late_facts(
+    panel: PanelApp, pool: asyncpg.Pool, db_dsn: str
+) -> None:
+    now = await _running(panel, pool)
     assert await pool.fetchval("SELECT done_until FROM stats_rollup") is not None
     ids = await _demo(pool, db_dsn, now)
     http = client(panel.app)
@@ -390,12 +396,7 @@ async def test_every_figure_agrees_everywhere_for_the_demo_history_and_late_fact
 async def test_the_demo_month_fills_every_day_of_the_charts_and_the_heat_map(
     panel: PanelApp, pool: asyncpg.Pool, db_dsn: str
 ) -> None:
-    now = datetime.now(UTC).replace(microsecond=0)
-    panel.clock.now = now
-    await pool.execute("UPDATE workspace SET time_zone = $1 WHERE id = 1", TIME_ZONE)
-    for ahead in range(-2, 2):
-        await pool.execute("SELECT sponsorbot_events_month($1)", now + timedelta(days=31 * ahead))
-    await roll_up(pool, now=now)
+    now = await _running(panel, pool)
     await _demo(pool, db_dsn, now)
     await roll_up(pool, now=now + timedelta(minutes=5))
     http = client(panel.app)
