@@ -96,10 +96,9 @@ def local_input(moment: datetime | None, zone: str) -> str:
     datetime-local input in English, Jalali with Persian digits in Persian."""
     if moment is None:
         return ""
-    local = moment.astimezone(ZoneInfo(zone))
     if i18n.current_language() == "fa":
-        return f"{jalali_text(local.date())} {local:%H:%M}".translate(PERSIAN_DIGITS)
-    return local.strftime("%Y-%m-%dT%H:%M")
+        return i18n.format_datetime(moment, zone)
+    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M")
 
 
 def day_example(with_time: bool) -> str:
