@@ -21,8 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
+
+import asyncpg
+
+from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.engine import inbox
+from sponsorbot.engine.notify import Notifier
+
+log = logging.getLogger(__name__)
 
 PROBE_S = 5.0
 
@@ -148,3 +157,16 @@ class InboxProbes:
         del self._probes[bot_id]
         self._quiet_until[bot_id] = now + self.probe_s
         return True
+
+
+async def wake_inbox(pool: asyncpg.Pool, notifier: Notifier, bot_id: int, per_s: float) -> None:
+    """Telegram answers the bot again: its updates waiting out a transient failure come due
+    now, `per_s` a second (`inbox.wake_waiting`), and the workers are woken to claim them."""
+    try:
+        woken = await inbox.wake_waiting(pool, bot_id, per_s)
+    except DB_ERRORS as exc:
+        log.warning("bot %s: cannot bring its waiting updates forward: %s", bot_id, exc)
+        return
+    if woken:
+        log.info("bot %s: Telegram answers again; %d waiting updates retried now", bot_id, woken)
+        notifier.wake("inbox")

@@ -24,13 +24,13 @@ import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.db.pool import on_citus
-from sponsorbot.engine import inbox, outbox
+from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BotJob, BotLink
 from sponsorbot.engine.leases import HOLDS
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.ratelimit import RateLimiter
-from sponsorbot.engine.recovery import PROBE_S, SenderRecovery
+from sponsorbot.engine.recovery import PROBE_S, SenderRecovery, wake_inbox
 from sponsorbot.telegram import (
     BadRequest,
     Forbidden,
@@ -313,20 +313,11 @@ class Sender(BotJob):
 
     def _back(self) -> None:
         """Telegram answers this bot again: its updates waiting out a failure come due too."""
-        task = asyncio.create_task(self._wake_inbox())
+        task = asyncio.create_task(
+            wake_inbox(self.pool, self.notifier, self.bot.info.id, self.limiter.per_bot)
+        )
         self._wakes.add(task)
         task.add_done_callback(self._wakes.discard)
-
-    async def _wake_inbox(self) -> None:
-        bot_id = self.bot.info.id
-        try:
-            woken = await inbox.wake_waiting(self.pool, bot_id, self.limiter.per_bot)
-        except DB_ERRORS as exc:
-            log.warning("bot %s: cannot bring its waiting updates forward: %s", bot_id, exc)
-            return
-        log.info("bot %s: Telegram answers again; %d waiting updates retried now", bot_id, woken)
-        if woken:
-            self.notifier.wake("inbox")
 
     async def _chat_worker(self) -> None:
         while not self._stopping.is_set():

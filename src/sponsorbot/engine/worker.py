@@ -21,7 +21,7 @@ from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
-from sponsorbot.engine.recovery import PROBE_S, InboxProbes
+from sponsorbot.engine.recovery import PROBE_S, InboxProbes, wake_inbox
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
 from sponsorbot.telegram import BotApi, TelegramError, Unauthorized, scrub
@@ -241,21 +241,9 @@ class Worker:
     def _back(self, bot_id: int) -> None:
         """Telegram answers the bot again: what waits for it is tried now."""
         self.on_back(bot_id)
-        task = asyncio.create_task(self._wake_waiting(bot_id))
+        task = asyncio.create_task(wake_inbox(self.pool, self.notifier, bot_id, self.wake_per_s))
         self._wakes.add(task)
         task.add_done_callback(self._wakes.discard)
-
-    async def _wake_waiting(self, bot_id: int) -> None:
-        try:
-            woken = await inbox.wake_waiting(self.pool, bot_id, self.wake_per_s)
-        except DB_ERRORS as exc:
-            log.warning("bot %s: cannot bring its waiting updates forward: %s", bot_id, exc)
-            return
-        if woken:
-            log.info(
-                "bot %s: Telegram answers again; %d waiting updates retried now", bot_id, woken
-            )
-            self.notifier.wake(INBOX)
 
     async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> asyncpg.Record:
         """The handler's writes, the done mark and its queued calls, atomically."""
