@@ -59,7 +59,7 @@ def setup(shared: Shared) -> Parts:
     async def cleanup(pool: asyncpg.Pool) -> None:
         await pool.execute(CLEANUP)
 
-    chat = TeamChat(engine.pool, make_service(shared), shared.bots, "en")
+    chat = TeamChat(engine.pool, make_service(shared), shared.bots)
     return Parts(
         router=chat.router(),
         services=[TeamLinks(engine.pool)],

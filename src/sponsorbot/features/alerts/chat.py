@@ -48,6 +48,7 @@ from sponsorbot.features.alerts.links import (
 from sponsorbot.features.alerts.texts import team_text
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, FeatureError, NotFound
+from sponsorbot.features.shop.rules import can
 from sponsorbot.features.shop.service import ShopService
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ AUDIT_KINDS = {
     "reject": "shop.order_rejected",
     "change": "shop.order_change_asked",
 }
+# The shop's name (features/shop/rules.py) of each move a button makes.
+SHOP_MOVES = {"approve": "approve", "reject": "reject", "change": "ask_change"}
 STATE_WORDS = ("submitted", "in_review")
 # Refusals the member can act on, in their language (others show the English message).
 PROBLEMS = {
@@ -82,9 +85,7 @@ def _actor(member: asyncpg.Record) -> Actor:
 
 
 def _language(member: asyncpg.Record | None, fallback: str = "en") -> str:
-    if member is not None and member["language"] in ("en", "fa"):
-        return str(member["language"])
-    return fallback
+    return str(member["language"]) if member is not None else fallback
 
 
 def _pressed(kind: type[Pressed], query: dict[str, Any], ctx: Context) -> Pressed | None:
@@ -104,13 +105,10 @@ def problem_text(exc: FeatureError, language: str) -> str:
 class TeamChat:
     """Handlers for the team's chats with a bot."""
 
-    def __init__(
-        self, pool: asyncpg.Pool, shop: ShopService, bots: BotsService, default_language: str
-    ) -> None:
+    def __init__(self, pool: asyncpg.Pool, shop: ShopService, bots: BotsService) -> None:
         self.pool = pool
         self.shop = shop
         self.bots = bots
-        self.default_language = default_language
 
     def clock(self) -> datetime:
         """Now (a method, so a test could move it)."""
@@ -197,7 +195,7 @@ class TeamChat:
                 conn, self.clock(), _actor(member), "team.telegram_unlinked", f"user:{member['id']}"
             )
         conversation.end(ctx.uow, ctx.chat_key)
-        text = team_text("unlinked", _language(member, self.default_language))
+        text = team_text("unlinked", _language(member))
         ctx.uow.queue(calls.send_message(ctx.chat_key, text))
         return None
 
@@ -208,7 +206,7 @@ class TeamChat:
     ) -> tuple[asyncpg.Record, str] | None:
         """The linked member who pressed, if their role may act; else answered and None."""
         member = await self._member(ctx)
-        lang = _language(member, self.default_language)
+        lang = _language(member)
         if member is None:
             ctx.uow.queue(
                 calls.answer_callback(
@@ -261,7 +259,7 @@ class TeamChat:
         member = await self._member(ctx)
         data = talk.data if talk else {}
         order_id, move = int(data.get("order_id", 0)), str(data.get("move", ""))
-        lang = _language(member, self.default_language)
+        lang = _language(member)
         text = str(message.get("text") or "")
         if text.strip().lower().startswith("/cancel") or member is None:
             conversation.end(ctx.uow, ctx.chat_key)
@@ -305,8 +303,7 @@ class TeamChat:
         """Why the move cannot be made on the order as it is now (None: it can)."""
         if order is None:
             return team_text("gone", lang, order=order_id)
-        can = {"approve": ("submitted",), "reject": STATE_WORDS, "change": ("submitted",)}
-        if order["state"] in can[move]:
+        if can(SHOP_MOVES[move], order["state"]):
             return None
         state = order["state"]
         word = (

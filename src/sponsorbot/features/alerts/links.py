@@ -19,7 +19,7 @@ import asyncpg
 
 from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.alerts.collect import review_subject, transfer_subject
-from sponsorbot.features.alerts.kinds import DIGEST_PERMISSION, Kind, kinds_for
+from sponsorbot.features.alerts.kinds import DIGEST_PERMISSION, kinds_for
 from sponsorbot.features.errors import Invalid, NotFound
 
 CODE_TTL = timedelta(minutes=10)
@@ -52,7 +52,12 @@ TAKE_CODE = """
 DELETE FROM team_link_codes WHERE code_hash = $1 AND expires_at > $2
 RETURNING user_id, via_bot
 """
-MEMBER = "SELECT id, name, email, role, language FROM users WHERE id = $1 AND disabled_at IS NULL"
+# A member as their chat speaks to them: their language, else the workspace's.
+MEMBER = """
+SELECT u.id, u.name, u.email, u.role, coalesce(u.language, w.default_language, 'en') AS language
+FROM users u LEFT JOIN workspace w ON w.id = 1
+WHERE u.id = $1 AND u.disabled_at IS NULL
+"""
 LINK_CHAT = """
 WITH other AS (DELETE FROM team_links WHERE via_bot = $2 AND chat_id = $3 AND user_id <> $1)
 INSERT INTO team_links (user_id, via_bot, chat_id, tg_name) VALUES ($1, $2, $3, $4)
@@ -86,8 +91,9 @@ UNLINK = "DELETE FROM team_links WHERE user_id = $1 RETURNING via_bot, chat_id"
 UNLINK_CHAT = "DELETE FROM team_links WHERE via_bot = $1 AND chat_id = $2 RETURNING user_id"
 DROP_WAITING = "DELETE FROM alert_deliveries WHERE user_id = $1 AND sent_at IS NULL"
 MEMBER_OF_CHAT = """
-SELECT u.id, u.name, u.email, u.role, u.language
+SELECT u.id, u.name, u.email, u.role, coalesce(u.language, w.default_language, 'en') AS language
 FROM team_links l JOIN users u ON u.id = l.user_id AND u.disabled_at IS NULL
+LEFT JOIN workspace w ON w.id = 1
 WHERE l.via_bot = $1 AND l.chat_id = $2
 """
 
@@ -215,9 +221,3 @@ class TeamLinks:
             gone = await conn.fetchrow(UNLINK, user_id)
             await conn.execute(DROP_WAITING, user_id)
         return gone is not None
-
-
-def parse_kinds(values: list[str], role: str) -> list[Kind]:
-    """The kinds ticked on the form, of those the role receives (anything else is ignored)."""
-    allowed_kinds = kinds_for(role)
-    return [k for k in allowed_kinds if k in values]
