@@ -21,6 +21,7 @@ import asyncpg
 from sponsorbot.engine import calls
 from sponsorbot.engine.outbox import ENQUEUE
 from sponsorbot.engine.unit import PRIORITY_LATER, call_arrays
+from sponsorbot.features.accounts import workspace
 from sponsorbot.features.alerts.kinds import receives
 from sponsorbot.features.alerts.messages import Alert, build
 
@@ -69,7 +70,6 @@ FOR UPDATE OF d SKIP LOCKED
 """
 SENT = "UPDATE alert_deliveries SET sent_at = $3 WHERE alert_id = $1 AND user_id = $2"
 DROP = "DELETE FROM alert_deliveries WHERE alert_id = $1 AND user_id = $2"
-ZONE = "SELECT time_zone FROM workspace WHERE id = 1"
 
 
 def after_quiet(
@@ -102,7 +102,7 @@ async def fan_out(conn: asyncpg.Connection, now: datetime) -> int:
     due = await conn.fetch(DUE_ALERTS, now, BATCH)
     if not due:
         return 0
-    zone = ZoneInfo(await conn.fetchval(ZONE) or "UTC")
+    zone = await workspace.zone(conn)
     members = await conn.fetch(MEMBERS)
     subjects = [a["subject"] for a in due if a["subject"]]
     told = {(r["user_id"], r["subject"]) for r in await conn.fetch(TOLD, subjects)}

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 
 import asyncpg
 
 from sponsorbot.engine import calls
 from sponsorbot.engine.outbox import ENQUEUE
 from sponsorbot.engine.unit import PRIORITY_LATER, call_arrays
+from sponsorbot.features.accounts import workspace
 from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.alerts.deliver import after_quiet
 from sponsorbot.features.alerts.kinds import DIGEST_PERMISSION
-from sponsorbot.features.alerts.messages import show
+from sponsorbot.features.alerts.messages import amount
 from sponsorbot.features.alerts.texts import isolate, team_text
 
 SEND_AFTER_HOUR = 9
@@ -47,7 +47,6 @@ SELECT d.day,
 FROM unnest($1::date[]) AS d (day)
 """
 SENT = "UPDATE alert_prefs SET digest_on = $2 WHERE user_id = $1"
-ZONE = "SELECT time_zone FROM workspace WHERE id = 1"
 
 
 def delta(now: Decimal | int, before: Decimal | int, language: str) -> str:
@@ -56,12 +55,12 @@ def delta(now: Decimal | int, before: Decimal | int, language: str) -> str:
         return team_text("same" if before else "no_before", language)
     change = Decimal(now) - Decimal(before)
     key = "up" if change > 0 else "down"
-    return team_text(key, language, n=show(abs(change)))
+    return team_text(key, language, n=amount(abs(change)))
 
 
 async def send_digests(conn: asyncpg.Connection, now: datetime) -> set[int]:
     """Queue today's digest for each member who asked for one and has not had it; the bots."""
-    zone = ZoneInfo(await conn.fetchval(ZONE) or "UTC")
+    zone = await workspace.zone(conn)
     local = now.astimezone(zone)
     if local.hour < SEND_AFTER_HOUR:
         return set()
@@ -92,6 +91,6 @@ def _text(rows: dict[date, asyncpg.Record], day: date, language: str) -> str:
     now, before = rows[day], rows[day - timedelta(days=1)]
     values: dict[str, str] = {"day": isolate(day.isoformat(), language)}
     for name in ("visitors", "passes", "joins", "revenue"):
-        values[name] = show(now[name])
+        values[name] = amount(now[name])
         values[f"{name}_delta"] = delta(now[name], before[name], language)
     return team_text("digest", language, raw=values)

@@ -14,9 +14,11 @@ import asyncpg
 
 from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.alerts.buttons import TeamOrder, TeamRedrive
-from sponsorbot.features.alerts.kinds import ACT_PERMISSION
+from sponsorbot.features.alerts.kinds import ACT_PERMISSION, ORDER_MOVES
 from sponsorbot.features.alerts.texts import team_text
 from sponsorbot.features.campaigns.queries import figures
+from sponsorbot.features.campaigns.rules import Counts
+from sponsorbot.features.shop.rules import show
 
 ORDER = """
 SELECT o.id, o.state, o.title, o.price_usdt, o.user_name, o.kind, o.material, o.bot_id,
@@ -69,9 +71,9 @@ class Message:
     keyboard: list[list[dict[str, str]]] | None
 
 
-def show(value: Any) -> str:
-    """An amount without trailing zeros."""
-    return format(Decimal(str(value)).normalize(), "f")
+def amount(value: Any) -> str:
+    """An amount (a number, or a number's text from an alert's data) as the shop shows one."""
+    return show(Decimal(str(value)))
 
 
 def _material(order: Mapping[str, Any]) -> str:
@@ -83,6 +85,11 @@ def _material(order: Mapping[str, Any]) -> str:
     post = material.get("post")
     text = str((post if isinstance(post, dict) else material).get("text") or "")
     return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def _told(text: str, *rows: list[dict[str, str]]) -> Message:
+    """A message with its non-empty rows of buttons (None when there is none)."""
+    return Message(text, [row for row in rows if row] or None)
 
 
 def _panel(base: str | None, path: str, lang: str) -> list[dict[str, str]]:
@@ -108,7 +115,7 @@ async def build(
             lang,
             order=order["id"],
             title=order["title"],
-            price=show(order["price_usdt"]),
+            price=amount(order["price_usdt"]),
             advertiser=order["user_name"] or "?",
             bot=order["bot"],
             material=_material(order),
@@ -121,11 +128,11 @@ async def build(
                         "text": team_text(move, lang),
                         "callback_data": TeamOrder(order["id"], move).pack(),
                     }
-                    for move in ("approve", "reject", "change")
+                    for move in ORDER_MOVES
                 ]
             )
         link = _panel(panel_url, f"/shop/orders/{order['id']}", lang)
-        return Message(text, rows + ([link] if link else []) or None)
+        return _told(text, *rows, link)
     if alert.kind in ("payment_credited", "payment_decision") and "order_id" in data:
         order_id = int(data["order_id"])
         if data.get("step") == "expired":
@@ -133,8 +140,8 @@ async def build(
                 "payment_underpaid",
                 lang,
                 order=order_id,
-                paid=show(data["paid"]),
-                price=show(data["price"]),
+                paid=amount(data["paid"]),
+                price=amount(data["price"]),
             )
         elif alert.kind == "payment_decision":
             extra = Decimal(str(data["paid"])) - Decimal(str(data["price"]))
@@ -142,23 +149,23 @@ async def build(
                 "payment_overpaid",
                 lang,
                 order=order_id,
-                paid=show(data["paid"]),
-                price=show(data["price"]),
-                extra=show(extra),
+                paid=amount(data["paid"]),
+                price=amount(data["price"]),
+                extra=amount(extra),
             )
         else:
             text = team_text(
                 "payment_credited",
                 lang,
                 order=order_id,
-                amount=show(data.get("amount", "0")),
+                amount=amount(data.get("amount", "0")),
                 coin=data.get("coin", ""),
-                credited=show(data.get("credited_usdt", "0")),
-                paid=show(data.get("paid", "0")),
-                price=show(data.get("price", "0")),
+                credited=amount(data.get("credited_usdt", "0")),
+                paid=amount(data.get("paid", "0")),
+                price=amount(data.get("price", "0")),
             )
         link = _panel(panel_url, f"/shop/orders/{order_id}", lang)
-        return Message(text, [link] if link else None)
+        return _told(text, link)
     if alert.kind == "payment_decision":
         reason = REASONS.get(lang, REASONS["en"]).get(
             str(data.get("reason")), str(data.get("reason"))
@@ -166,12 +173,12 @@ async def build(
         text = team_text(
             "payment_unmatched",
             lang,
-            amount=show(data.get("amount", "0")),
+            amount=amount(data.get("amount", "0")),
             coin=data.get("coin", ""),
             reason=reason,
         )
         link = _panel(panel_url, "/shop/transfers", lang)
-        return Message(text, [link] if link else None)
+        return _told(text, link)
     if alert.kind in ("bot_refused", "tron_key"):
         path = (
             f"/bots/{alert.about_bot}/settings"
@@ -179,9 +186,7 @@ async def build(
             else (f"/bots/{alert.about_bot}/shop")
         )
         link = _panel(panel_url, path, lang)
-        return Message(
-            team_text(alert.kind, lang, bot=data.get("bot", "?")), [link] if link else None
-        )
+        return _told(team_text(alert.kind, lang, bot=data.get("bot", "?")), link)
     if alert.kind == "channel_rights":
         problem = PROBLEMS.get(lang, PROBLEMS["en"]).get(str(data.get("status")), "")
         missing = data.get("missing") or []
@@ -195,7 +200,7 @@ async def build(
             problem=problem,
         )
         link = _panel(panel_url, f"/bots/{alert.about_bot}/channels", lang)
-        return Message(text, [link] if link else None)
+        return _told(text, link)
     if alert.kind in ("dead_updates", "given_up"):
         bot = await pool.fetchval(BOT, alert.about_bot)
         if bot is None:
@@ -211,27 +216,25 @@ async def build(
                     }
                 ]
             )
-        return Message(text, rows or None)
+        return _told(text, *rows)
     if alert.kind == "campaign_done":
         campaign = await pool.fetchrow(CAMPAIGN, int(data["campaign_id"]))
         if campaign is None:
             return None
-        counts, _today = (await figures(pool, [campaign["id"]], now, "UTC")).get(
-            campaign["id"], (None, 0)
-        ) or (None, 0)
-        joins = counts.joins if counts else 0
-        left = counts.left if counts else 0
+        counts = (await figures(pool, [campaign["id"]], now, "UTC")).get(
+            campaign["id"], (Counts(), 0)
+        )[0]
         key = "campaign_reached" if data.get("status") == "reached" else "campaign_ended"
         text = team_text(
             key,
             lang,
             name=campaign["name"],
-            joins=joins,
-            left=left,
+            joins=counts.joins,
+            left=counts.left,
             goal=campaign["goal_joins"] or team_text("none", lang),
         )
         link = _panel(panel_url, f"/campaigns/{campaign['id']}", lang)
-        return Message(text, [link] if link else None)
+        return _told(text, link)
     if alert.kind == "broadcast_done":
         row = await pool.fetchrow(BROADCAST, int(data["broadcast_id"]))
         if row is None:
@@ -246,5 +249,5 @@ async def build(
             failed=row["failed"],
         )
         link = _panel(panel_url, f"/broadcasts/{row['bot_id']}/{data['broadcast_id']}", lang)
-        return Message(text, [link] if link else None)
+        return _told(text, link)
     return None
