@@ -247,12 +247,3 @@ def _json(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         value = json.loads(value)
     return dict(value) if isinstance(value, dict) else {}
-
-
-async def mark_all_seen(pool: asyncpg.Pool, now: datetime) -> None:
-    """Start the alerts from this moment: what is in the database now is not news (the demo's
-    seeded history, an installation restored from a backup)."""
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("DELETE FROM alert_marks")
-        await collect(conn, now, 0.0)
-        await conn.execute("DELETE FROM alerts WHERE fanned_at IS NULL")

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.alerts.kinds import kinds_for
-from sponsorbot.features.alerts.links import LinkCode, Prefs, parse_kinds
+from sponsorbot.features.alerts.links import LinkCode, Prefs
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Account, Team
@@ -129,10 +129,11 @@ async def notifications_prefs(request: Request, viewer: Account) -> Response:
     if errors:
         return await _page(request, viewer, errors, status=422)
     role = viewer.user.role
-    wanted = parse_kinds([str(v) for v in form.getlist("kind")], role)
+    # Kinds the role does not receive, or that do not exist, are ignored by save_prefs.
+    wanted = [str(v) for v in form.getlist("kind")]
     prefs = Prefs((), ends["quiet_from"], ends["quiet_to"], form.get("digest") == "on")
     try:
-        await services_of(request).team.save_prefs(viewer.user.id, role, list(wanted), prefs)
+        await services_of(request).team.save_prefs(viewer.user.id, role, wanted, prefs)
     except FeatureError as exc:
         return await _page(request, viewer, {"quiet_to": describe(exc)}, status=422)
     return await _page(request, viewer, notice=_("Saved."))
