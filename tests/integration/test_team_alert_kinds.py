@@ -21,6 +21,7 @@ from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import BOT, shop
 from tests.integration.test_team_alerts import (
     OPTIONS,
+    banner_order,
     bot_messages,
     member,
     owner_linked,
@@ -143,8 +144,7 @@ async def test_the_notifications_page_links_chooses_and_unlinks(
         )
         assert stored == 1
         # An order waits for review before Olivia links: she is told of it when she does.
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        _ada, order = await banner_order(s)
         # A second code replaces the first.
         second = await team.new_code(olivia, s.bot["id"], datetime.now(UTC))
         person = await s.tg.sim.create_user("Olivia")

@@ -45,6 +45,13 @@ async def owner_linked(s: Shop, pool: asyncpg.Pool) -> tuple[int, int]:
     return olivia, await linked(s, olivia, "Olivia")
 
 
+async def banner_order(s: Shop, name: str = "Ada") -> tuple[int, dict[str, Any]]:
+    """An advertiser who booked the Banner through the bot, and her submitted order."""
+    advertiser = await s.advertiser()
+    material = f"Visit {name}\nhttps://{name.lower()}.example"
+    return advertiser, await s.book(advertiser, "Banner", material)
+
+
 async def bot_messages(s: Shop, chat: int) -> list[dict[str, Any]]:
     return [m for m in await s.tg.sim.read_chat(chat, BOT) if m["from"] == "bot"]
 
@@ -105,8 +112,7 @@ async def test_a_new_order_reaches_the_linked_team_and_approve_acts_as_the_membe
         ]
         alex = await member(pool, "Alex", "admin")
         alex_chat = await linked(s, alex, "Alex")
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        ada, order = await banner_order(s)
         alert = await wait_text(s, chat, f"New order #{order['id']}")
         alex_copy = await wait_text(s, alex_chat, f"New order #{order['id']}")
         assert "Banner" in alert["text"] and "Visit Ada" in alert["text"]
@@ -144,8 +150,7 @@ async def test_buttons_refuse_a_stranger_and_a_member_whose_role_lost_the_right(
         chat = await linked(s, alex, "Alex")
         bob = await member(pool, "Bob", "admin")
         bob_chat = await linked(s, bob, "Bob")
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        _ada, order = await banner_order(s)
         alert = await wait_text(s, chat, f"New order #{order['id']}")
 
         # Bob unlinked with /unlink since: his old copy's button no longer acts for anyone.
@@ -172,8 +177,7 @@ async def test_reject_and_ask_for_a_change_take_the_reason_from_the_chat(
     async with shop(pool, db_dsn, tmp_path, options=OPTIONS) as s:
         olivia = await member(pool, "Olivia", "owner", "fa")
         chat = await linked(s, olivia, "Olivia", "fa")
-        ada = await s.advertiser()
-        first = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        ada, first = await banner_order(s)
         alert = await wait_text(s, chat, f"#{first['id']}")
         assert "سفارش تازه" in alert["text"]  # the member's language, not the advertiser's
 
@@ -189,8 +193,7 @@ async def test_reject_and_ask_for_a_change_take_the_reason_from_the_chat(
             ("shop.order_rejected", "Olivia <olivia@example.com>", "telegram")
         ]
 
-        bob = await s.advertiser()
-        second = await s.book(bob, "Banner", "Visit Bob\nhttps://bob.example")
+        _bob, second = await banner_order(s, "Bob")
         alert = await wait_text(s, chat, f"#{second['id']}")
         await s.tg.sim.press_button(chat, BOT, alert["message_id"], button(alert, "تغییر"))
         await wait_text(s, chat, "چه چیزی را")
@@ -261,8 +264,7 @@ async def test_conditions_are_told_once_and_quiet_hours_and_unlinking_hold_them_
         minute = now.hour * 60 + now.minute
         quiet = Prefs((), (minute - 60) % 1440, (minute + 120) % 1440)
         await s.features.team.save_prefs(olivia, "owner", ["order_review"], quiet)
-        ada = await s.advertiser()
-        order = await s.book(ada, "Banner", "Visit Ada\nhttps://ada.example")
+        _ada, order = await banner_order(s)
 
         async def held() -> bool:
             return bool(
