@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -54,10 +54,6 @@ TABLES = ("summary", "series", "heatmap", "content", "channels", "campaigns")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _date(raw: str | None) -> date | None:
-    return day_of(raw)  # ISO, or Jalali from a Persian page
-
-
 async def _gather(request: Request, viewer: Viewer) -> tuple[Overview, dict[str, Any]]:
     """The page's choices from its query string, and the figures they ask for."""
     services = services_of(request)
@@ -69,7 +65,8 @@ async def _gather(request: Request, viewer: Viewer) -> tuple[Overview, dict[str,
     name = q.get("range", "7d")
     if name not in RANGES:
         name = "custom"
-    first, last = _date(q.get("from")), _date(q.get("to"))
+    # ISO, or Jalali from a Persian page.
+    first, last = day_of(q.get("from")), day_of(q.get("to"))
     # Dates typed in the form win over a named range they no longer match.
     if name != "custom" and (first or last):
         named = span_of(name, today)
