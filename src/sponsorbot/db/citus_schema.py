@@ -103,7 +103,6 @@ FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class f ON f.
 WHERE k.contype = 'f' AND c.relnamespace = 'public'::regnamespace AND NOT c.relispartition
   AND k.conparentid = 0 AND c.oid <> f.oid
 """
-_CITUS_PRESENT = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
 # What Citus has of our tables now: 'distributed', 'reference' or 'local' (a coordinator table
 # Citus took into its metadata because it refers to a reference table), and the column.
 _CITUS_TABLES = """
@@ -200,11 +199,6 @@ async def read_layout(conn: asyncpg.Connection) -> Layout:
     tables = classify({r["name"]: r["has_bot_id"] for r in rows})
     references = [(r["tbl"], r["ref"]) for r in await conn.fetch(_REFERENCES)]
     return Layout(tables, dependency_order(tables, references))
-
-
-async def citus_present(conn: asyncpg.Connection) -> bool:
-    """Whether the database has the citus extension (a Citus coordinator)."""
-    return bool(await conn.fetchval(_CITUS_PRESENT))
 
 
 async def is_distributed(conn: asyncpg.Connection) -> bool:

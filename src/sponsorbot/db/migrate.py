@@ -11,6 +11,7 @@ from pathlib import Path
 import asyncpg
 
 from sponsorbot.db import citus_schema
+from sponsorbot.db.pool import on_citus
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ async def migrate(conn: asyncpg.Connection, migrations: list[Migration] | None =
     await conn.execute("SELECT pg_advisory_lock($1)", ADVISORY_LOCK_KEY)
     try:
         await conn.execute(_CREATE_TABLE)
-        citus = await citus_schema.citus_present(conn)
+        citus = await on_citus(conn)
         rows = await conn.fetch("SELECT version, name FROM schema_migrations ORDER BY version")
         done = {r["version"] for r in rows}
         unknown = sorted(done - known)
