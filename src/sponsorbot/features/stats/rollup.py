@@ -25,6 +25,8 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from sponsorbot.features.stats.hours import day_start, local_day
+
 log = logging.getLogger(__name__)
 
 SETTLE = timedelta(minutes=2)
@@ -108,7 +110,6 @@ WITH f AS (
 UPDATE stats_totals s SET n = s.n - f.n
 FROM f WHERE s.bot_id = f.bot_id AND s.kind = f.kind AND s.dim = f.dim
 """
-DAY_OF = "SELECT date_trunc('day', $1::timestamptz, $2)"
 REWOUND = """
 UPDATE stats_rollup
 SET done_until = CASE WHEN done_until IS NULL THEN NULL ELSE least(done_until, $1) END,
@@ -178,7 +179,7 @@ async def rewind(conn: asyncpg.Connection, since: datetime) -> None:
     fold runs in between."""
     state = await conn.fetchrow(STATE)
     zone = str(state["zone"])
-    cut = await conn.fetchval(DAY_OF, since, zone)
+    cut = day_start(local_day(since, zone), zone)
     totals_until = state["totals_until"]
     if totals_until is not None and cut < totals_until:
         await conn.execute(UNCOUNT, cut, totals_until)
