@@ -21,7 +21,7 @@ from playwright.async_api import Browser, Page, expect
 import sponsorbot.web.panel
 from sponsorbot.demo.campaigns import report_token
 from sponsorbot.demo.setup import OWNER_EMAIL, OWNER_PASSWORD
-from tests.browser.kit import NEEDS_CHROMIUM
+from tests.browser.kit import NEEDS_CHROMIUM, sign_in
 from tests.integration.demokit import running_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, NEEDS_CHROMIUM]
@@ -246,10 +246,7 @@ async def test_no_panel_page_overflows_at_1280_1366_or_390_in_either_language(
                 failures += await _walk(page, demo.panel, outside, lang)
             await page.goto(f"{demo.panel}/signin")
             await _language(page, "en")
-            await page.fill("#f-email", OWNER_EMAIL)
-            await page.fill("#f-password", OWNER_PASSWORD)
-            await page.click("main button.primary")
-            await expect(page.locator("h1")).to_have_text("Dashboard")
+            await sign_in(page, demo.panel, OWNER_EMAIL, OWNER_PASSWORD)
             for lang in ("en", "fa"):
                 await _language(page, lang)
                 failures += await _walk(page, demo.panel, inside, lang)
