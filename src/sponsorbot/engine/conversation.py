@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from sponsorbot.engine.unit import UnitOfWork
+from typing import Any, Protocol
 
 DEFAULT_TTL_S = 24 * 3600.0
 
@@ -30,6 +27,18 @@ SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_
     updated_at = excluded.updated_at
 """
 END = "DELETE FROM conversations WHERE bot_id = $1 AND user_id = $2"
+
+
+class Writes(Protocol):
+    """Where a state change is recorded: the update's unit of work (`engine/unit.py`), which
+    reads conversations through this module and so stands above it."""
+
+    @property
+    def bot_id(self) -> int:
+        """The bot the update came to."""
+
+    def write_alone(self, sql: str, *args: Any) -> None:
+        """Run one statement with the update's commit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +59,7 @@ class Conversation:
 
 
 def begin(
-    uow: UnitOfWork,
+    uow: Writes,
     user_id: int,
     state: str,
     data: dict[str, Any] | None = None,
@@ -63,6 +72,6 @@ def begin(
     uow.write_alone(SET, uow.bot_id, user_id, state, data or {}, ttl_s)
 
 
-def end(uow: UnitOfWork, user_id: int) -> None:
+def end(uow: Writes, user_id: int) -> None:
     """Close this person's conversation when the update commits."""
     uow.write_alone(END, uow.bot_id, user_id)
