@@ -10,6 +10,9 @@ Every field of the record is a minimum or a bounded set of the earliest leaves, 
 same updates in any order, or twice, gives the same record: updates of a network campaign come
 through several bots, each handled by whichever worker claims it. The SQL upsert in
 `credit.py` and the trigger of migration 0009 are this fold in the database.
+
+Here too is the campaign's vocabulary: its statuses, the moves between them, what its goal is
+counted in and where it stands in a gate.
 """
 
 from __future__ import annotations
@@ -17,8 +20,52 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Literal, NamedTuple, get_args
 
 MAX_LEAVES = 16  # earliest leaves kept per person; more is someone toggling for fun
+
+
+class Status(enum.StrEnum):
+    """Where a campaign stands: in the gates (running), waiting for its start, held back by
+    the owner, or finished (its goal reached, or ended by its date or the owner)."""
+
+    SCHEDULED = "scheduled"
+    RUNNING = "running"
+    PAUSED = "paused"
+    REACHED = "reached"
+    ENDED = "ended"
+
+
+STATUSES: tuple[Status, ...] = tuple(Status)
+FINISHED: tuple[Status, ...] = (Status.REACHED, Status.ENDED)
+# Every status a campaign may still leave: what the periodic job watches.
+LIVE: tuple[Status, ...] = (Status.SCHEDULED, Status.RUNNING, Status.PAUSED)
+GoalKind = Literal["kept", "joins"]
+Position = Literal["first", "last"]
+GOAL_KINDS: tuple[str, ...] = get_args(GoalKind)
+POSITIONS: tuple[str, ...] = get_args(Position)
+
+
+class Move(NamedTuple):
+    """A status change: the statuses it may start from, and the one it ends in."""
+
+    sources: tuple[Status, ...]
+    to: Status
+
+
+# Every status change there is. Anything else is a 409 naming the campaign's status.
+MOVES: dict[str, Move] = {
+    "start": Move((Status.SCHEDULED,), Status.RUNNING),
+    "pause": Move((Status.RUNNING, Status.SCHEDULED), Status.PAUSED),
+    "resume": Move((Status.PAUSED,), Status.RUNNING),
+    "end": Move(LIVE, Status.ENDED),
+    "reach": Move(LIVE, Status.REACHED),
+}
+
+
+def can(move: str, status: str) -> bool:
+    """Whether `move` may happen to a campaign in `status`."""
+    return status in MOVES[move].sources
 
 
 class Verdict(enum.Enum):

@@ -12,7 +12,15 @@ from typing import Any
 
 from sponsorbot.features.accounts.workspace import load as load_workspace
 from sponsorbot.features.campaigns import queries
-from sponsorbot.features.campaigns.rules import Counts
+from sponsorbot.features.campaigns.rules import (
+    FINISHED,
+    GOAL_KINDS,
+    MOVES,
+    POSITIONS,
+    STATUSES,
+    Counts,
+    Status,
+)
 from sponsorbot.features.channels.service import (
     REQUIRED_RIGHT,
     UPSERT,
@@ -30,10 +38,6 @@ log = logging.getLogger(__name__)
 TELEGRAM_NAME = 32  # createChatInviteLink's name limit
 MAX_NAME = 200
 MAX_RETENTION_HOURS = 24 * 90
-STATUSES = ("scheduled", "running", "paused", "reached", "ended")
-FINISHED = ("reached", "ended")
-GOAL_KINDS = ("kept", "joins")
-POSITIONS = ("first", "last")
 
 INSERT = """
 INSERT INTO campaigns (name, chat_id, chat_title, chat_username, join_requests, goal_joins,
@@ -248,7 +252,7 @@ class CampaignService(OwnerService):
         now: datetime,
     ) -> int:
         starts = draft.starts_at or now
-        status = "scheduled" if starts > now else "running"
+        status = Status.SCHEDULED if starts > now else Status.RUNNING
         async with self.pool.acquire() as conn, conn.transaction():
             campaign_id: int = await conn.fetchval(
                 INSERT,
@@ -366,19 +370,20 @@ class CampaignService(OwnerService):
 
     async def pause(self, campaign_id: int) -> dict[str, Any]:
         """Take the channel out of the gates for now (the links stay valid)."""
-        return await self._move(campaign_id, "paused", ("running", "scheduled"))
+        return await self._move(campaign_id, "pause")
 
     async def resume(self, campaign_id: int) -> dict[str, Any]:
         """Put a paused campaign back into its gates."""
-        return await self._move(campaign_id, "running", ("paused",))
+        return await self._move(campaign_id, "resume")
 
     async def end(self, campaign_id: int) -> dict[str, Any]:
         """End it now: out of every gate, links revoked."""
-        await self._move(campaign_id, "ended", ("scheduled", "running", "paused"))
+        await self._move(campaign_id, "end")
         await self.revoke_links(campaign_id)
         return await self.get(campaign_id)
 
-    async def _move(self, campaign_id: int, to: str, sources: tuple[str, ...]) -> dict[str, Any]:
+    async def _move(self, campaign_id: int, move: str) -> dict[str, Any]:
+        sources, to = MOVES[move]
         current = await self.get(campaign_id)
         if current["status"] == to:
             return current
@@ -390,11 +395,11 @@ class CampaignService(OwnerService):
         await self._invalidate(campaign_id)
         return await self.get(campaign_id)
 
-    async def finish(self, campaign_id: int, status: str, at: datetime) -> bool:
-        """The periodic job's transition to reached or ended; False when someone was first."""
-        moved = await self.pool.fetchval(
-            SET_STATUS, campaign_id, status, at, ["scheduled", "running", "paused"]
-        )
+    async def finish(self, campaign_id: int, move: str, at: datetime) -> bool:
+        """The periodic job's move to reached or ended ("reach" or "end"); False when someone
+        was first."""
+        sources, to = MOVES[move]
+        moved = await self.pool.fetchval(SET_STATUS, campaign_id, to, at, list(sources))
         if moved is None:
             return False
         await self._invalidate(campaign_id)
@@ -466,9 +471,8 @@ class CampaignService(OwnerService):
 
     async def start(self, campaign_id: int) -> bool:
         """A scheduled campaign whose start came: into the gates."""
-        moved = await self.pool.fetchval(
-            SET_STATUS, campaign_id, "running", self.clock(), ["scheduled"]
-        )
+        sources, to = MOVES["start"]
+        moved = await self.pool.fetchval(SET_STATUS, campaign_id, to, self.clock(), list(sources))
         if moved is not None:
             await self._invalidate(campaign_id)
         return moved is not None

@@ -11,22 +11,28 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.features.campaigns.rules import Status
 from sponsorbot.features.campaigns.service import CampaignService
 
 log = logging.getLogger(__name__)
 
 
-def next_status(campaign: dict[str, Any], now: Any) -> str | None:
+# The move that brings a campaign to each status the job sets.
+MOVE_TO = {Status.RUNNING: "start", Status.REACHED: "reach", Status.ENDED: "end"}
+
+
+def next_status(campaign: dict[str, Any], now: Any) -> Status | None:
     """The status the campaign should move to now, if any."""
     status = campaign["status"]
     ends_at = campaign["ends_at"]
     goal = campaign["goal_joins"]
-    if goal is not None and status in ("running", "paused") and campaign["progress"] >= goal:
-        return "reached"
+    ongoing = status in (Status.RUNNING, Status.PAUSED)
+    if goal is not None and ongoing and campaign["progress"] >= goal:
+        return Status.REACHED
     if ends_at is not None and ends_at <= now:
-        return "ended"
-    if status == "scheduled" and campaign["starts_at"] <= now:
-        return "running"
+        return Status.ENDED
+    if status == Status.SCHEDULED and campaign["starts_at"] <= now:
+        return Status.RUNNING
     return None
 
 
@@ -43,9 +49,9 @@ class CampaignWatch:
             to = next_status(campaign, now)
             if to is None:
                 continue
-            if to == "running":
+            if to is Status.RUNNING:
                 await self.campaigns.start(campaign["id"])
-            elif await self.campaigns.finish(campaign["id"], to, now):
+            elif await self.campaigns.finish(campaign["id"], MOVE_TO[to], now):
                 log.info("campaign %s %s", campaign["id"], to)
         for campaign_id in await self.campaigns.unrevoked():
             await self.campaigns.revoke_links(campaign_id)

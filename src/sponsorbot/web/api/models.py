@@ -16,6 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from sponsorbot.features.campaigns.rules import GoalKind, Position, Status
 from sponsorbot.features.content.service import FILE_ID_PATTERN, MAX_AUTO_DELETE_S
 from sponsorbot.features.texts import KEYS, LANGUAGES
 
@@ -482,11 +483,6 @@ class MeOut(BaseModel):
     role: str
 
 
-GoalKind = Literal["kept", "joins"]
-Position = Literal["first", "last"]
-CampaignStatus = Literal["scheduled", "running", "paused", "reached", "ended"]
-
-
 class CampaignIn(Strict):
     """A sponsor campaign: the channel (any reference form) goes into the gate of these bots,
     each with its own invite link, until the goal or the end date."""
@@ -551,7 +547,7 @@ class CampaignOut(BaseModel):
     ends_at: datetime | None
     retention_hours: int
     position: Position
-    status: CampaignStatus
+    status: Status
     status_at: datetime
     joins: int
     kept: int

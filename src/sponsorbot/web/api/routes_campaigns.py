@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 
+from sponsorbot.features.campaigns.rules import Status
 from sponsorbot.features.campaigns.service import Draft
 from sponsorbot.web.api.deps import BotFilter, Editor, Limit, Offset, Reader, RowId, Service
-from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, CampaignStatus, Page
+from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, Page
 from sponsorbot.web.deps import report_url
 
 router = APIRouter()
@@ -39,7 +40,7 @@ async def list_campaigns(
     request: Request,
     who: Reader,
     features: Service,
-    status: CampaignStatus | None = None,
+    status: Status | None = None,
     bot_id: BotFilter = None,
     limit: Limit = 50,
     offset: Offset = 0,

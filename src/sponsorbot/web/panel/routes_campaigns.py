@@ -10,14 +10,8 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
-from sponsorbot.features.campaigns.service import (
-    FINISHED,
-    GOAL_KINDS,
-    MAX_RETENTION_HOURS,
-    POSITIONS,
-    STATUSES,
-    Draft,
-)
+from sponsorbot.features.campaigns.rules import FINISHED, GOAL_KINDS, POSITIONS, STATUSES, Status
+from sponsorbot.features.campaigns.service import MAX_RETENTION_HOURS, Draft
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.web.deps import report_url, services_of
 from sponsorbot.web.panel import chart
@@ -35,11 +29,11 @@ PAGE = 25
 CampaignId = Annotated[int, Path(ge=1, lt=2**63)]
 
 STATUS_NAMES = {
-    "scheduled": N_("Scheduled"),
-    "running": N_("Running"),
-    "paused": N_("Paused"),
-    "reached": N_("Goal reached"),
-    "ended": N_("Ended"),
+    Status.SCHEDULED: N_("Scheduled"),
+    Status.RUNNING: N_("Running"),
+    Status.PAUSED: N_("Paused"),
+    Status.REACHED: N_("Goal reached"),
+    Status.ENDED: N_("Ended"),
 }
 GOAL_KIND_NAMES = {"kept": N_("Kept joins"), "joins": N_("All joins")}
 POSITION_NAMES = {"first": N_("First, before the gate's channels"), "last": N_("Last")}
