@@ -457,9 +457,10 @@ def loadtest(
     ] = 0,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
+    from sponsorbot.loadtest.options import Options
     from sponsorbot.loadtest.plot import PlotUnavailable
     from sponsorbot.loadtest.report import table, write_json
-    from sponsorbot.loadtest.runner import Options, run_loadtest
+    from sponsorbot.loadtest.runner import run_loadtest
     from sponsorbot.runtime import run_async
 
     configure_logging("text", "WARNING")

@@ -30,8 +30,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sponsorbot.loadtest.options import Options
 from sponsorbot.loadtest.plot import draw
 from sponsorbot.loadtest.processes import (
     Cluster,
@@ -52,9 +53,6 @@ from sponsorbot.loadtest.report import (
 )
 from sponsorbot.loadtest.scenario import LoadBot, Opened, send_visitors
 from sponsorbot.simulator.client import SimulatorClient
-
-if TYPE_CHECKING:
-    from sponsorbot.loadtest.runner import Options
 
 PEERS = ("aiogram",)
 # In a source checkout: src/sponsorbot/loadtest/peer.py → benchmarks/peer_aiogram.py.

@@ -11,7 +11,6 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import asyncpg
 from sponsorbot.db.embedded import EmbeddedPostgres
 from sponsorbot.db.pool import create_pool
 from sponsorbot.loadtest import statements
+from sponsorbot.loadtest.options import Options
 from sponsorbot.loadtest.peer import run_peer
 from sponsorbot.loadtest.plot import draw
 from sponsorbot.loadtest.processes import (
@@ -55,30 +55,6 @@ from sponsorbot.loadtest.scenario import (
 from sponsorbot.simulator.client import SimulatorClient
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Options:
-    """The load test's knobs (see `sponsorbot loadtest --help`)."""
-
-    bots: int = 10
-    rate: float = 200.0
-    duration: float = 60.0
-    warmup: float = 30.0
-    rtt_ms: float = 40.0
-    workers: int = 1
-    drain: float = 30.0
-    plot: Path | None = None
-    worker_slots: int | None = None
-    campaigns: bool = False
-    joins: bool = False  # implied by campaigns
-    broadcast: int = 0  # made-up recipients per bot, and a broadcast to them in the window
-    peer: str | None = None  # run this peer (loadtest/peer.py) in place of the product
-    statements: bool = False  # PostgreSQL's time per statement (loadtest/statements.py)
-    # On a Citus cluster (`loadtest --citus N`, started by the command): the coordinator's URL
-    # and each node's (name, data dir), for their CPU; empty for the embedded server.
-    citus_url: str | None = None
-    citus_nodes: tuple[tuple[str, str], ...] = ()
 
 
 def _environment(
