@@ -1,12 +1,14 @@
 """The feature list, and setting the features up on an engine.
 
-`install(engine)` sets every feature up once for this process: their routers go into the
-engine's root router (in this order), their jobs into its scheduler, and the returned
-`Features` hands their services to the web layer. The runtime calls it; nothing else builds
-features.
+`install(engine)` sets every feature up once for this process, each after the features it
+requires: their routers go into the engine's root router (in the order of this list), their
+jobs into its scheduler, and the returned `Features` hands their services to the web layer.
+The runtime calls it; nothing else builds features.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
@@ -22,11 +24,9 @@ from sponsorbot.features import (
     shop,
     stats,
 )
-from sponsorbot.features.base import Feature, Features, Options, Shared
+from sponsorbot.features.base import Feature, Features, Options, Parts, Shared, setup_order
 from sponsorbot.features.botconfig import ConfigCache
-from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.fallback import stray_buttons
-from sponsorbot.features.gate.membership import MembershipCache
 
 # Order matters for messages and buttons: the first handler that takes one wins. Content
 # (an uploader's files and commands) goes before the gate (a visitor's /start and the rest);
@@ -53,12 +53,17 @@ def redrive_holds(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
 def install(
     engine: Engine, features: tuple[Feature, ...] = FEATURES, options: Options | None = None
 ) -> Features:
-    """Set the features up on this engine: routers, jobs, services."""
+    """Set the features up on this engine: routers, jobs, services. ValueError when a
+    feature requires one that is not in `features`, or requirements go round in a circle."""
     options = options or Options()
     config = ConfigCache(engine.pool, options.config_ttl_s, engine.notifier)
-    bots_service = BotsService(engine.bots, engine.api, engine.intake, redrive_holds(features))
-    shared = Shared(engine, bots_service, config, MembershipCache(options.member_ttl_s), options)
-    parts = {feature.name: feature.setup(shared) for feature in features}
+    shared = Shared(engine, config, options, redrive_holds(features))
+    made: dict[str, Parts] = {}
+    for feature in setup_order(features):
+        # Each setup sees the services of what it requires, the very instances they made.
+        required = Features({name: made[name] for name in feature.requires})
+        made[feature.name] = feature.setup(replace(shared, required=required))
+    parts = {feature.name: made[feature.name] for feature in features}
     for part in parts.values():
         if part.router is not None:
             engine.router.include_router(part.router)

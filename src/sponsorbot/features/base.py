@@ -1,25 +1,26 @@
 """What a feature is: one registration object the feature list hands to the engine and the web.
 
-Each feature package exposes `FEATURE = Feature(name, setup)`. `setup(shared)` runs once per
-process and returns the feature's parts: its update router, periodic jobs, services (found by
-class, `Features.get`), and the event kinds it records. Adding a feature is a new package and
-one line in `sponsorbot.features.all.FEATURES`.
+Each feature package exposes `FEATURE = Feature(name, setup, requires=(...))`. `setup(shared)`
+runs once per process, after the setups of the features it requires, and returns the feature's
+parts: its update router, periodic jobs, services (found by class, `Features.get`), and the
+event kinds it records. A feature reaches the services of the features it requires through
+`shared.required`, so each service exists once per process. Adding a feature is a new package
+and one line in `sponsorbot.features.all.FEATURES`; the order between packages is written in
+`pyproject.toml` (docs/adr/0023-feature-graph.md).
+
+This module is the bottom of the feature graph: it names no feature.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sponsorbot.engine.core import Engine
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.scheduler import JobFn
 from sponsorbot.features.botconfig import ConfigCache
-
-if TYPE_CHECKING:  # both packages register a Feature of their own
-    from sponsorbot.features.bots.service import BotsService
-    from sponsorbot.features.gate.membership import MembershipCache
 
 T = TypeVar("T")
 
@@ -46,13 +47,15 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Shared:
-    """What the features of one process share: the engine and the per-bot caches."""
+    """What a feature's setup is given: the engine, the per-bot configuration cache, the
+    timings, and the services of the features it requires (set up already)."""
 
     engine: Engine
-    bots: BotsService
     config: ConfigCache
-    members: MembershipCache
     options: Options
+    # Every installed feature's `redrive_holds`, for the bots service's re-drive.
+    redrive_holds: tuple[str, ...] = ()
+    required: Features = field(default_factory=lambda: Features({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +81,44 @@ class Parts:
 
 @dataclass(frozen=True, slots=True)
 class Feature:
-    """A feature's name, how to set it up in a process, and what a re-drive must leave alone."""
+    """A feature's name, how to set it up in a process, the features whose services its setup
+    uses, and what a re-drive must leave alone."""
 
     name: str
     setup: Callable[[Shared], Parts]
+    # Set up before this one; their services are in `shared.required`.
+    requires: tuple[str, ...] = ()
     # Statements answering (bot_id, outbox_id) of given-up messages a re-drive leaves failed
     # (engine.redrive's holds). Known without a setup: the command re-drives with none done.
     redrive_holds: tuple[str, ...] = ()
+
+
+def setup_order(features: Sequence[Feature]) -> list[Feature]:
+    """The features in an order where each comes after every feature it requires, otherwise
+    as listed. ValueError when two share a name, or a requirement is unknown or circular."""
+    by_name = {feature.name: feature for feature in features}
+    if len(by_name) != len(features):
+        raise ValueError("two features share a name")
+    done: dict[str, Feature] = {}
+    path: list[str] = []
+
+    def visit(feature: Feature) -> None:
+        if feature.name in done:
+            return
+        if feature.name in path:
+            circle = " -> ".join([*path[path.index(feature.name) :], feature.name])
+            raise ValueError(f"features require each other in a circle: {circle}")
+        path.append(feature.name)
+        for name in feature.requires:
+            if name not in by_name:
+                raise ValueError(f"{feature.name} requires {name}, which is not installed")
+            visit(by_name[name])
+        path.pop()
+        done[feature.name] = feature
+
+    for feature in features:
+        visit(feature)
+    return list(done.values())
 
 
 class Features:
@@ -103,7 +137,8 @@ class Features:
         """The one service of this class."""
         service = self._services.get(cls)
         if service is None:
-            raise LookupError(f"no feature provides {cls.__name__}")
+            # In a setup, `shared.required` holds only the features named in `requires`.
+            raise LookupError(f"no feature provides {cls.__name__} here")
         return service  # type: ignore[no-any-return]
 
     def event_kinds(self) -> list[str]:

@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 
 import asyncpg
 
+from sponsorbot.features.alerts.chat import TeamChat
+from sponsorbot.features.alerts.collect import collect
+from sponsorbot.features.alerts.deliver import fan_out, send_due
+from sponsorbot.features.alerts.digest import send_digests
+from sponsorbot.features.alerts.links import TeamLinks
 from sponsorbot.features.base import Feature, Job, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.shop.service import ShopService
 
 # Kept for 30 days: long enough to see what the team was told, short enough to stay small.
 CLEANUP = """
@@ -27,13 +34,6 @@ CLEANUP_EVERY_S = 3600.0
 
 def setup(shared: Shared) -> Parts:
     """The team's chat handlers, the links service and the jobs that tell."""
-    from sponsorbot.features.alerts.chat import TeamChat
-    from sponsorbot.features.alerts.collect import collect
-    from sponsorbot.features.alerts.deliver import fan_out, send_due
-    from sponsorbot.features.alerts.digest import send_digests
-    from sponsorbot.features.alerts.links import TeamLinks
-    from sponsorbot.features.shop import make_service
-
     engine = shared.engine
     options = shared.options
     panel_url = engine.settings.public_url
@@ -59,7 +59,8 @@ def setup(shared: Shared) -> Parts:
     async def cleanup(pool: asyncpg.Pool) -> None:
         await pool.execute(CLEANUP)
 
-    chat = TeamChat(engine.pool, make_service(shared), shared.bots)
+    # The team's buttons act through the shop's own service, the one its runner uses.
+    chat = TeamChat(engine.pool, shared.required.get(ShopService), shared.required.get(BotsService))
     return Parts(
         router=chat.router(),
         services=[TeamLinks(engine.pool)],
@@ -71,4 +72,4 @@ def setup(shared: Shared) -> Parts:
     )
 
 
-FEATURE = Feature("alerts", setup)
+FEATURE = Feature("alerts", setup, requires=("bots", "shop"))

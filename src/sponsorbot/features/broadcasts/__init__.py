@@ -7,6 +7,7 @@ import asyncpg
 
 from sponsorbot.engine.janitor import Sweep, sweep
 from sponsorbot.features.base import Feature, Job, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts.producer import Producer
 from sponsorbot.features.broadcasts.queries import CANCELLED_MESSAGES, DELETE_RECIPIENTS
 from sponsorbot.features.broadcasts.service import BroadcastService
@@ -22,9 +23,8 @@ async def cleanup(pool: asyncpg.Pool) -> None:
 def setup(shared: Shared) -> Parts:
     """The service, the producer job and the clean-up."""
     engine = shared.engine
-    broadcasts = BroadcastService(
-        engine.pool, engine.api, shared.bots, shared.config, engine.notifier
-    )
+    bots = shared.required.get(BotsService)
+    broadcasts = BroadcastService(engine.pool, engine.api, bots, shared.config, engine.notifier)
     producer = Producer(broadcasts, engine.settings.send_per_bot_per_s)
     every = shared.options.broadcast_every_s
     jobs = [
@@ -34,4 +34,4 @@ def setup(shared: Shared) -> Parts:
     return Parts(services=[broadcasts], jobs=jobs)
 
 
-FEATURE = Feature("broadcasts", setup, redrive_holds=(CANCELLED_MESSAGES,))
+FEATURE = Feature("broadcasts", setup, requires=("bots",), redrive_holds=(CANCELLED_MESSAGES,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sponsorbot.engine.routing import Router
 from sponsorbot.features.base import Feature, Job, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.campaigns import credit
 from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.features.campaigns.watch import CampaignWatch
@@ -13,7 +14,9 @@ from sponsorbot.features.campaigns.watch import CampaignWatch
 def setup(shared: Shared) -> Parts:
     """The crediting listener, the service and the job that starts and finishes campaigns."""
     engine = shared.engine
-    campaigns = CampaignService(engine.pool, engine.api, shared.bots, shared.config)
+    campaigns = CampaignService(
+        engine.pool, engine.api, shared.required.get(BotsService), shared.config
+    )
     router = Router("campaigns")
     router.chat_member()(credit.chat_member)
     every = shared.options.campaign_check_every_s
@@ -24,4 +27,4 @@ def setup(shared: Shared) -> Parts:
     )
 
 
-FEATURE = Feature("campaigns", setup)
+FEATURE = Feature("campaigns", setup, requires=("bots",))

@@ -8,7 +8,7 @@ from typing import Any
 
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.campaigns.rules import MAX_LEAVES
-from sponsorbot.features.gate.membership import is_member
+from sponsorbot.telegram.members import is_member
 
 # Telegram's dates are whole seconds from Telegram's clock: a join in the second the campaign
 # started, or with clocks a little apart, still counts.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sponsorbot.features.base import Feature, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.content.uploads import Uploads
 
@@ -10,10 +11,11 @@ from sponsorbot.features.content.uploads import Uploads
 def setup(shared: Shared) -> Parts:
     """The content service and the uploader's handlers."""
     engine = shared.engine
+    bots = shared.required.get(BotsService)
     return Parts(
         router=Uploads(shared.config).router(),
-        services=[ContentService(engine.pool, engine.api, shared.bots, shared.config)],
+        services=[ContentService(engine.pool, engine.api, bots, shared.config)],
     )
 
 
-FEATURE = Feature("content", setup)
+FEATURE = Feature("content", setup, requires=("bots",))

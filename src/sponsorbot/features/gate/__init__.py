@@ -1,5 +1,8 @@
 """The forced-join gate: a visitor's /start, the gate message, "I've joined", the content, and
-the chat updates that keep membership and channel rights current."""
+the chat updates that keep membership and channel rights current.
+
+The core of the product, low in the feature graph: features that add to what a visitor sees
+(the shop) require the gate and fill in its hooks (`GateHooks`, a service of this feature)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,11 @@ from sponsorbot.engine.filters import ChatType, CommandStart, from_person
 from sponsorbot.engine.janitor import Sweep, sweep
 from sponsorbot.engine.routing import Router
 from sponsorbot.features.base import Feature, Job, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.gate.chats import DELETE_DECLINED, ChatUpdates
+from sponsorbot.features.gate.hooks import GateHooks
+from sponsorbot.features.gate.membership import MembershipCache
 from sponsorbot.features.gate.visitor import START_AHEAD, Joined, Visitor
 from sponsorbot.features.stats.events import EventKind
 
@@ -24,9 +30,13 @@ async def cleanup(pool: asyncpg.Pool) -> None:
 
 
 def setup(shared: Shared) -> Parts:
-    """The gate's handlers and its owner-side settings service."""
-    visitor = Visitor(shared.config, shared.members)
-    chats = ChatUpdates(shared.config, shared.members)
+    """The gate's handlers, its owner-side settings service and its hooks."""
+    # Who is in which channel, as this process last heard: the visitor's checks read it, chat
+    # updates drop a person who left.
+    members = MembershipCache(shared.options.member_ttl_s)
+    hooks = GateHooks()
+    visitor = Visitor(shared.config, members, hooks)
+    chats = ChatUpdates(shared.config, members)
     router = Router("gate")
     router.message(PRIVATE, from_person, CommandStart())(visitor.start)
     router.read_ahead("message", START_AHEAD)
@@ -38,10 +48,11 @@ def setup(shared: Shared) -> Parts:
     fallback.message(PRIVATE, from_person)(visitor.welcome)
     fallback.callback_query()(visitor.stray_button)
     engine = shared.engine
+    bots = shared.required.get(BotsService)
     return Parts(
         router=router,
         fallback=fallback,
-        services=[BotSettingsService(engine.pool, engine.api, shared.bots, shared.config)],
+        services=[BotSettingsService(engine.pool, engine.api, bots, shared.config), hooks],
         jobs=[Job("gate_cleanup", CLEANUP_EVERY_S, cleanup)],
         event_kinds=(
             EventKind.STARTED,
@@ -57,4 +68,4 @@ def setup(shared: Shared) -> Parts:
     )
 
 
-FEATURE = Feature("gate", setup)
+FEATURE = Feature("gate", setup, requires=("bots",))

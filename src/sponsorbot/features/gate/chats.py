@@ -9,8 +9,9 @@ from typing import Any
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.channels.service import SET_STATUS, UPSERT, from_chat
-from sponsorbot.features.gate.membership import MembershipCache, is_member
+from sponsorbot.features.gate.membership import MembershipCache
 from sponsorbot.features.stats.events import EventKind, Events
+from sponsorbot.telegram.members import is_member
 
 RECORD_REQUEST = """
 INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3, 'pending')

@@ -16,12 +16,10 @@ import enum
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sponsorbot.features.botconfig import GateChannel
 from sponsorbot.telegram import Bot, TelegramError, Unauthorized
-
-MEMBER_STATUSES = frozenset({"creator", "administrator", "member"})
+from sponsorbot.telegram.members import is_member
 
 
 class Standing(enum.Enum):
@@ -45,14 +43,6 @@ class Verdict:
     channel: GateChannel
     standing: Standing
     reason: str | None = None
-
-
-def is_member(member: dict[str, Any]) -> bool:
-    """Whether a ChatMember object says the person is in the chat."""
-    status = member.get("status")
-    if status in MEMBER_STATUSES:
-        return True
-    return status == "restricted" and bool(member.get("is_member"))
 
 
 class MembershipCache:

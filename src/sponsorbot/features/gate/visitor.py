@@ -29,9 +29,9 @@ from sponsorbot.features.channels.service import (
 from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
 from sponsorbot.features.gate.flood import Pace, Paced, PerPerson
+from sponsorbot.features.gate.hooks import GateHooks
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
 from sponsorbot.features.people import names, seen
-from sponsorbot.features.shop.buttons import AdMenu
 from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.features.texts import escape, language_of, render
 
@@ -159,9 +159,13 @@ def _read_ahead(ctx: Context, code: str | None, user_id: int) -> Any:
 class Visitor:
     """Handlers for a visitor's /start, "I've joined" and anything else they send."""
 
-    def __init__(self, config: ConfigCache, members: MembershipCache) -> None:
+    def __init__(
+        self, config: ConfigCache, members: MembershipCache, hooks: GateHooks | None = None
+    ) -> None:
         self.config = config
         self.members = members
+        # What other features add to the welcome and after delivered content.
+        self.hooks = hooks if hooks is not None else GateHooks()
         self.welcomes = PerPerson(WELCOMES)
         self.taps = PerPerson(TAPS)
 
@@ -176,10 +180,7 @@ class Visitor:
         seen(ctx.uow, turn.user)
         if not self._paced(ctx, turn, self.welcomes, "welcome_again", "sends messages"):
             return
-        markup = None
-        if turn.config.shop_enabled:
-            label = turn.text("shop_button", html=False)
-            markup = {"inline_keyboard": [[{"text": label, "callback_data": AdMenu().pack()}]]}
+        markup = self.hooks.welcome_markup(turn.config, turn.lang)
         ctx.uow.queue(calls.send_message(turn.user_id, turn.text("welcome"), markup=markup))
 
     async def start(self, message: dict[str, Any], ctx: Context) -> None:
@@ -231,7 +232,7 @@ class Visitor:
                 seen(ctx.uow, turn.user)
             if turn.config.gate:
                 events.add(EventKind.GATE_PASSED, user_id, content_id=row["id"], data={"checks": 1})
-            deliver(ctx.uow, user_id, dict(row), turn.lang, turn.config, events)
+            deliver(ctx.uow, user_id, dict(row), turn.lang, turn.config, events, self.hooks)
         events.flush(ctx.uow)
 
     async def joined(self, query: dict[str, Any], ctx: Context) -> None:
@@ -269,7 +270,7 @@ class Visitor:
             events.add(
                 EventKind.GATE_PASSED, user_id, content_id=row["id"], data={"checks": checks}
             )
-            deliver(uow, user_id, dict(row), turn.lang, turn.config, events)
+            deliver(uow, user_id, dict(row), turn.lang, turn.config, events, self.hooks)
         events.flush(uow)
 
     async def stray_button(self, query: dict[str, Any], ctx: Context) -> None:
@@ -399,8 +400,10 @@ def deliver(
     lang: str,
     config: BotConfig,
     events: Events,
+    hooks: GateHooks,
 ) -> None:
-    """Send the content by file_id; with auto-delete, queue durable deletes for later."""
+    """Send the content by file_id; with auto-delete, queue durable deletes for later; then
+    what other features add after content (the hooks)."""
     protect = bool(content["protect"])
     auto_delete_s = int(content["auto_delete_s"])
     prefix = f"c:{user_id}:{secrets.token_hex(6)}"
@@ -421,10 +424,7 @@ def deliver(
             refs.append(ref)
     if auto_delete_s:
         _auto_delete(uow, user_id, prefix, refs, auto_delete_s, lang, config)
-    for banner in config.banners:
-        label = render("shop_banner_open", lang, config.texts, html=False)
-        markup = {"inline_keyboard": [[{"text": label, "url": banner.url}]]}
-        uow.queue(calls.send_message(user_id, escape(banner.text), markup=markup))
+    hooks.delivered(uow, user_id, lang, config)
     events.add(EventKind.CONTENT_SENT, user_id, content_id=content["id"])
 
 

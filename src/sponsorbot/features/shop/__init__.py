@@ -1,26 +1,32 @@
 """The ad shop: advertisers book products inside a bot, the owner approves, the advertiser pays
 in USDT or TRX on TRON and sends the hash, a runner verifies it on TronGrid, and a paid order
-starts its ad (a campaign, a broadcast or a banner) by itself."""
+starts its ad (a campaign, a broadcast or a banner) by itself.
+
+It stands on the features it extends and fulfils through: the gate (its button and banners go
+into the gate's hooks), campaigns and broadcasts (a paid ad is one of theirs, made by their own
+services)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import asyncpg
 
-from sponsorbot.features.base import Feature, Parts, Shared
-from sponsorbot.features.shop import retention
+from sponsorbot.engine.token_box import TokenBox
+from sponsorbot.features.base import Feature, Job, Parts, Shared
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.broadcasts.service import BroadcastService
+from sponsorbot.features.campaigns.service import CampaignService
+from sponsorbot.features.gate.hooks import GateHooks
+from sponsorbot.features.shop import in_gate, retention
+from sponsorbot.features.shop.dialogue import Dialogue
+from sponsorbot.features.shop.fulfil import Fulfilment
+from sponsorbot.features.shop.runner import ShopRunner
+from sponsorbot.features.shop.service import ShopService, reseal_keys
+from sponsorbot.features.shop.watcher import ShopWatcher
+from sponsorbot.tron.prices import PriceSources
 
-if TYPE_CHECKING:
-    from sponsorbot.features.shop.service import ShopService
 
-
-def make_service(shared: Shared) -> ShopService:
-    """The shop's service for this process (the panel's, the runner's, the team's buttons')."""
-    from sponsorbot.engine.token_box import TokenBox
-    from sponsorbot.features.shop.service import ShopService
-    from sponsorbot.tron.prices import PriceSources
-
+def _service(shared: Shared) -> ShopService:
+    """The shop's one service in this process (the panel's, the runner's, the team's buttons')."""
     engine = shared.engine
     settings = engine.settings
     made: list[PriceSources] = []
@@ -41,7 +47,7 @@ def make_service(shared: Shared) -> ShopService:
     return ShopService(
         engine.pool,
         engine.api,
-        shared.bots,
+        shared.required.get(BotsService),
         shared.config,
         TokenBox(settings.secret()),
         prices,
@@ -52,28 +58,17 @@ def make_service(shared: Shared) -> ShopService:
 
 
 def setup(shared: Shared) -> Parts:
-    """The advertiser's dialogue, the service and the runner."""
-    # Imported here, not at the top: the gate imports this package's buttons, and the shop
-    # stands on campaigns, whose crediting stands on the gate.
-    from sponsorbot.features.base import Job
-    from sponsorbot.features.broadcasts.service import BroadcastService
-    from sponsorbot.features.campaigns.service import CampaignService
-    from sponsorbot.features.shop.dialogue import Dialogue
-    from sponsorbot.features.shop.fulfil import Fulfilment
-    from sponsorbot.features.shop.runner import ShopRunner
-    from sponsorbot.features.shop.service import reseal_keys
-    from sponsorbot.features.shop.watcher import ShopWatcher
-
+    """The advertiser's dialogue, the service, the runner, and the shop's part of the gate."""
     engine = shared.engine
     settings = engine.settings
-    shop = make_service(shared)
+    shop = _service(shared)
     box = shop.box
+    hooks = shared.required.get(GateHooks)
+    hooks.welcome_buttons.append(in_gate.welcome_button)
+    hooks.after_delivery.append(in_gate.banners)
     # Paid orders become campaigns and broadcasts through those features' own services.
-    fulfil = Fulfilment(
-        engine.pool,
-        CampaignService(engine.pool, engine.api, shared.bots, shared.config),
-        BroadcastService(engine.pool, engine.api, shared.bots, shared.config, engine.notifier),
-    )
+    required = shared.required
+    fulfil = Fulfilment(engine.pool, required.get(CampaignService), required.get(BroadcastService))
     runner = ShopRunner(shop, fulfil, settings, engine.api.session)
     every = shared.options.shop_check_every_s
     watcher = ShopWatcher(shop, settings, engine.api.session)
@@ -93,4 +88,4 @@ def setup(shared: Shared) -> Parts:
     return Parts(router=Dialogue(shared.config).router(), services=[shop], jobs=jobs)
 
 
-FEATURE = Feature("shop", setup)
+FEATURE = Feature("shop", setup, requires=("bots", "gate", "campaigns", "broadcasts"))
