@@ -21,6 +21,8 @@ from sponsorbot.features.all import install
 from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
+from sponsorbot.web.parts import WebPart
+from sponsorbot.web.parts.all import WEB_PARTS
 from tests.kit import make_settings, simulated_telegram
 
 PASSWORD = "correct horse battery"
@@ -69,18 +71,20 @@ def fast_config(clock: Clock) -> PanelConfig:
 
 
 @contextlib.asynccontextmanager
-async def panel_app(pool: asyncpg.Pool, dsn: str, tmp_path: Path) -> AsyncIterator[PanelApp]:
-    """The whole api app on the test's database, talking to a simulated Telegram."""
+async def panel_app(
+    pool: asyncpg.Pool, dsn: str, tmp_path: Path, parts: tuple[WebPart, ...] = WEB_PARTS
+) -> AsyncIterator[PanelApp]:
+    """The whole api app on the test's database, talking to a simulated Telegram, serving
+    `parts` (every web part unless told)."""
     async with simulated_telegram() as telegram:
         settings = make_settings(dsn, telegram.url, tmp_path)
         engine = Engine(settings, pool, dsn)
         features = install(engine)
         clock = Clock()
-        app = create_app(settings, Database(dsn, pool, None), features, fast_config(clock))
+        db = Database(dsn, pool, None)
+        app = create_app(settings, db, features, fast_config(clock), parts)
         try:
-            yield PanelApp(
-                app, clock, pool, engine, Services.of(features), telegram.url, telegram.sim
-            )
+            yield PanelApp(app, clock, pool, engine, app.state.services, telegram.url, telegram.sim)
         finally:
             await engine.close()
 

@@ -30,7 +30,11 @@ def extracted() -> set[str]:
     keywords["N_"] = None
     found = extract_from_dir(
         str(WEB),
-        method_map=[("panel/**.py", "python"), ("templates/**.html", "jinja2")],
+        method_map=[
+            ("panel/**.py", "python"),
+            ("parts/**.py", "python"),
+            ("templates/**.html", "jinja2"),
+        ],
         options_map={"templates/**.html": {"extensions": "jinja2.ext.i18n"}},
         keywords=keywords,
     )
@@ -86,7 +90,7 @@ class _Text(HTMLParser):
 
 
 def test_templates_have_no_text_outside_the_catalogs() -> None:
-    templates = sorted(TEMPLATES.glob("*.html"))
+    templates = sorted(TEMPLATES.rglob("*.html"))
     assert len(templates) > 10
     for template in templates:
         parser = _Text()

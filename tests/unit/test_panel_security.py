@@ -147,7 +147,7 @@ def test_no_template_has_inline_script_style_or_handlers() -> None:
     """L9: the policy forbids inline code and styles; every template must do without."""
     offenders = [
         f"{path.name}: {line.strip()[:80]}"
-        for path in sorted(TEMPLATES.glob("*.html"))
+        for path in sorted(TEMPLATES.rglob("*.html"))
         for line in path.read_text().splitlines()
         if INLINE.search(line)
     ]

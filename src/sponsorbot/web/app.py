@@ -18,6 +18,8 @@ from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import is_current
 from sponsorbot.features.base import Features
+from sponsorbot.features.bots.service import BotsService
+from sponsorbot.features.stats.metrics import Metrics
 from sponsorbot.web.api import install_api
 from sponsorbot.web.api.errors import is_api, on_http, on_validation
 from sponsorbot.web.deps import Services
@@ -25,6 +27,8 @@ from sponsorbot.web.errors import install_refusals
 from sponsorbot.web.limits import BodyLimit, Limits
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.panel.errors import bad_path, not_found_page
+from sponsorbot.web.parts import WebPart, check
+from sponsorbot.web.parts.all import WEB_PARTS
 from sponsorbot.web.webhooks import WebhookIntake
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -85,9 +89,15 @@ class App(FastAPI):
 
 
 def create_app(
-    settings: Settings, db: Database, features: Features, panel: PanelConfig | None = None
+    settings: Settings,
+    db: Database,
+    features: Features,
+    panel: PanelConfig | None = None,
+    parts: tuple[WebPart, ...] = WEB_PARTS,
 ) -> FastAPI:
-    """The api role's application: health, metrics, webhooks, the panel; the owner API too."""
+    """The api role's application: health, metrics, webhooks, and the web parts' owner API
+    and panel pages."""
+    check(parts)
     app = App(
         title="Sponsorbot",
         version=__version__,
@@ -97,24 +107,25 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    services = Services.of(features)
+    services = Services.of(features, parts)
     app.state.settings = settings
     app.state.db = db
     app.state.services = services
-    install_api(app)
+    install_api(app, parts)
     config = panel or PanelConfig(
         secure_cookies=settings.cookie_secure,
         panel_url=settings.panel_url,
         trusted_networks=settings.trusted_networks,
         secret_key=settings.secret(),
     )
-    mount_panel(app, db.pool, config)
+    mount_panel(app, db.pool, config, parts)
     install_refusals(app)
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_invalid_request)
     # Bodies are capped before anything reads them (ADR 0012); the webhook intake caps its own.
     app.add_middleware(BodyLimit, limits=Limits(panel_upload=lambda: config.upload_limit))
-    app.telegram_intake = WebhookIntake(services.bots.intake)
+    app.telegram_intake = WebhookIntake(features.get(BotsService).intake)
+    metrics_of = features.get(Metrics)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
@@ -137,6 +148,6 @@ def create_app(
                 "bearer token",
                 status_code=403,
             )
-        return Response(await services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+        return Response(await metrics_of.render(), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -1,9 +1,10 @@
-"""The feature services the web layer uses, typed, from the features the runtime set up."""
+"""The feature services the web layer uses, typed, from the features the runtime set up and
+the web parts installed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from fastapi import Request
 
@@ -17,48 +18,104 @@ from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.content.service import ContentService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.features.shop.service import ShopService
-from sponsorbot.features.stats.metrics import Metrics
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.visitors import Visitors
+from sponsorbot.web.parts import WebPart
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
 class Services:
-    """One typed handle per service the pages and the API call."""
+    """The feature services the installed web parts use, one instance each, found by class.
 
-    bots: BotsService
-    channels: ChannelService
-    contents: ContentService
-    bot_settings: BotSettingsService
-    tokens: TokenService
-    statistics: Statistics
-    campaigns: CampaignService
-    broadcasts: BroadcastService
-    shop: ShopService
-    report: Report
-    visitors: Visitors
-    metrics: Metrics
-    team: TeamLinks
+    Built from the parts' `services` when the app is made: a service no feature provides
+    stops the app there, not on a page. A part's routes ask by class (`get(NotesService)`);
+    the named properties below are shorthands the route modules had before.
+    """
+
+    def __init__(self, found: Mapping[type, object], parts: Iterable[str] = ()) -> None:
+        self._found = dict(found)
+        self.parts = frozenset(parts)
 
     @classmethod
-    def of(cls, features: Features) -> Services:
-        """Look each service up once, when the app is made."""
-        return cls(
-            features.get(BotsService),
-            features.get(ChannelService),
-            features.get(ContentService),
-            features.get(BotSettingsService),
-            features.get(TokenService),
-            features.get(Statistics),
-            features.get(CampaignService),
-            features.get(BroadcastService),
-            features.get(ShopService),
-            features.get(Report),
-            features.get(Visitors),
-            features.get(Metrics),
-            features.get(TeamLinks),
-        )
+    def of(cls, features: Features, parts: Sequence[WebPart]) -> Services:
+        """Look each service the parts use up once, when the app is made."""
+        found: dict[type, object] = {
+            kind: features.get(kind) for part in parts for kind in part.services
+        }
+        return cls(found, (part.name for part in parts))
+
+    def serves(self, part: str) -> bool:
+        """Whether the web part of that name is installed (its pages are there to link to)."""
+        return part in self.parts
+
+    def get(self, kind: type[T]) -> T:
+        """The service of this class (LookupError when no installed web part uses one)."""
+        service = self._found.get(kind)
+        if service is None:
+            raise LookupError(f"no installed web part uses {kind.__name__}")
+        return cast(T, service)
+
+    @property
+    def bots(self) -> BotsService:
+        """The bots, as the owner sees them."""
+        return self.get(BotsService)
+
+    @property
+    def channels(self) -> ChannelService:
+        """Gate channels."""
+        return self.get(ChannelService)
+
+    @property
+    def contents(self) -> ContentService:
+        """Content items and their links."""
+        return self.get(ContentService)
+
+    @property
+    def bot_settings(self) -> BotSettingsService:
+        """A bot's gate texts, uploaders and settings."""
+        return self.get(BotSettingsService)
+
+    @property
+    def tokens(self) -> TokenService:
+        """API tokens."""
+        return self.get(TokenService)
+
+    @property
+    def statistics(self) -> Statistics:
+        """Health and recent sending figures."""
+        return self.get(Statistics)
+
+    @property
+    def campaigns(self) -> CampaignService:
+        """Campaigns."""
+        return self.get(CampaignService)
+
+    @property
+    def broadcasts(self) -> BroadcastService:
+        """Broadcasts."""
+        return self.get(BroadcastService)
+
+    @property
+    def shop(self) -> ShopService:
+        """The ad shop."""
+        return self.get(ShopService)
+
+    @property
+    def report(self) -> Report:
+        """Event figures by bot, hour and day."""
+        return self.get(Report)
+
+    @property
+    def visitors(self) -> Visitors:
+        """Visitors and their timelines."""
+        return self.get(Visitors)
+
+    @property
+    def team(self) -> TeamLinks:
+        """The team's Telegram links and alert preferences."""
+        return self.get(TeamLinks)
 
 
 def services_of(request: Request) -> Services:

@@ -1,30 +1,18 @@
-"""The owner API under /api/v1: bots, channels, gate, content, texts, uploaders, tokens,
-campaigns, broadcasts, the ad shop, visitors, statistics, re-drive."""
+"""The owner API under /api/v1: every installed web part's routers (web/parts/all.py), with
+their JSON errors, the audit of changes and the OpenAPI document."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from pydantic import TypeAdapter
 
-from sponsorbot.web.api import (
-    routes_bot_texts,
-    routes_bots,
-    routes_broadcasts,
-    routes_campaigns,
-    routes_channels,
-    routes_content,
-    routes_redrive,
-    routes_shop,
-    routes_stats,
-    routes_tokens,
-    routes_transfers,
-    routes_visitors,
-)
 from sponsorbot.web.api.audit import ApiAudit
 from sponsorbot.web.api.errors import install_errors
 from sponsorbot.web.api.models import ContentIn, ErrorOut
+from sponsorbot.web.parts import WebPart
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": text}
@@ -41,21 +29,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def install_api(app: FastAPI) -> None:
-    """Mount the owner API and its JSON error handlers on the application."""
+def install_api(app: FastAPI, parts: Sequence[WebPart] = ()) -> None:
+    """Mount the web parts' owner API routers and the API's JSON error handlers on the app."""
     api = APIRouter(prefix="/api/v1", responses=ERRORS)
-    api.include_router(routes_bots.router, tags=["bots"])
-    api.include_router(routes_tokens.router, tags=["API tokens"])
-    api.include_router(routes_channels.router, tags=["channels and gate"])
-    api.include_router(routes_bot_texts.router, tags=["texts and uploaders"])
-    api.include_router(routes_content.router, tags=["content"])
-    api.include_router(routes_campaigns.router, tags=["campaigns"])
-    api.include_router(routes_broadcasts.router, tags=["broadcasts"])
-    api.include_router(routes_shop.router, tags=["ad shop"])
-    api.include_router(routes_transfers.router, tags=["ad shop"])
-    api.include_router(routes_visitors.router, tags=["visitors"])
-    api.include_router(routes_stats.router, tags=["statistics"])
-    api.include_router(routes_redrive.router, tags=["operations"])
+    for part in parts:
+        for route in part.api:
+            api.include_router(route.router, tags=[route.tag])
     app.include_router(api)
     install_errors(app)
     # Every change made through the API goes into the audit log, here rather than per route.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import asyncpg
@@ -13,23 +14,6 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sponsorbot.features.accounts import users as accounts
-from sponsorbot.web.panel.routes_alerts import router as alerts_router
-from sponsorbot.web.panel.routes_auth import router as auth_router
-from sponsorbot.web.panel.routes_bot_settings import router as bot_settings_router
-from sponsorbot.web.panel.routes_bots import router as bots_router
-from sponsorbot.web.panel.routes_broadcasts import router as broadcasts_router
-from sponsorbot.web.panel.routes_campaigns import router as campaigns_router
-from sponsorbot.web.panel.routes_content import router as content_router
-from sponsorbot.web.panel.routes_dashboard import router as dashboard_router
-from sponsorbot.web.panel.routes_gate import router as gate_router
-from sponsorbot.web.panel.routes_report import router as report_router
-from sponsorbot.web.panel.routes_shop import router as shop_router
-from sponsorbot.web.panel.routes_shop_orders import router as shop_orders_router
-from sponsorbot.web.panel.routes_shop_transfers import router as shop_transfers_router
-from sponsorbot.web.panel.routes_stats import router as stats_router
-from sponsorbot.web.panel.routes_team import router as team_router
-from sponsorbot.web.panel.routes_tokens import router as tokens_router
-from sponsorbot.web.panel.routes_visitors import router as visitors_router
 from sponsorbot.web.panel.web import (
     CsrfRefused,
     Forbidden,
@@ -43,6 +27,7 @@ from sponsorbot.web.panel.web import (
     security_headers,
     sign_in_url,
 )
+from sponsorbot.web.parts import WebPart, menu, template_dirs
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -78,28 +63,21 @@ class PanelHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def mount_panel(app: FastAPI, pool: asyncpg.Pool, config: PanelConfig | None = None) -> None:
-    """Add the panel's pages, its static files, its error pages and headers to the app."""
-    app.state.panel = Panel(pool, config or PanelConfig(), make_environment())
+def mount_panel(
+    app: FastAPI,
+    pool: asyncpg.Pool,
+    config: PanelConfig | None = None,
+    parts: Sequence[WebPart] = (),
+) -> None:
+    """Add the web parts' pages, their templates and main menu, the static files, the error
+    pages and headers to the app."""
+    environment = make_environment(template_dirs(parts))
+    app.state.panel = Panel(pool, config or PanelConfig(), environment, menu(parts))
     app.add_middleware(PanelHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.include_router(auth_router)
-    app.include_router(dashboard_router)
-    app.include_router(bots_router)
-    app.include_router(team_router)
-    app.include_router(alerts_router)
-    app.include_router(gate_router)
-    app.include_router(content_router)
-    app.include_router(bot_settings_router)
-    app.include_router(tokens_router)
-    app.include_router(campaigns_router)
-    app.include_router(broadcasts_router)
-    app.include_router(shop_router)
-    app.include_router(shop_orders_router)
-    app.include_router(shop_transfers_router)
-    app.include_router(visitors_router)
-    app.include_router(stats_router)
-    app.include_router(report_router)
+    for part in parts:
+        for router in part.panel:
+            app.include_router(router)
 
     @app.exception_handler(SignInRequired)
     async def _sign_in(request: Request, exc: SignInRequired) -> Response:

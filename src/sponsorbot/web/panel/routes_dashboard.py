@@ -1,28 +1,20 @@
-"""The home page and the workspace: the dashboard of every bot, and the workspace settings."""
+"""The home page: the dashboard of every bot."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import available_timezones
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.features.accounts import workspace as workspaces
 from sponsorbot.features.shop.payout import MONEY_TEXTS_CHANGED, recent_money_changes
 from sponsorbot.features.stats.hours import HOUR, last_hours, local_day, span_of
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel.deps import ManageSettings, View
-from sponsorbot.web.panel.i18n import LANGUAGES, N_
-from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.deps import View
+from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.routes_shop import NETWORK_NAMES
-from sponsorbot.web.panel.web import (
-    audit_changes,
-    panel_of,
-    redirect,
-    render,
-)
+from sponsorbot.web.panel.web import panel_of, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 COIN_NAMES = {
@@ -76,8 +68,11 @@ async def dashboard(request: Request, viewer: View) -> Response:
         )
     # Who may read the audit log is told where shop payments were sent this week (ADR 0009).
     money = await recent_money_changes(panel.pool, now) if viewer.can("audit") else []
-    # Who handles orders is told what is stuck or waiting for them in the shop.
-    shop = await services.shop.attention() if viewer.can("bots") else None
+    # Who handles orders is told what is stuck or waiting for them in the shop, when the
+    # shop's pages are there to go to.
+    shop = None
+    if viewer.can("bots") and services.serves("shop"):
+        shop = await services.shop.attention()
     context = {"bots": bots, "money_changes": [_money_notice(e) for e in money], "shop": shop}
     return render(request, viewer, "dashboard.html", context)
 
@@ -100,43 +95,3 @@ def _money_notice(entry: dict[str, Any]) -> dict[str, Any]:
             COIN_NAMES.get((bool(s.get("accept_usdt")), bool(s.get("accept_trx")))) for s in sides
         ],
     }
-
-
-@router.get("/settings")
-async def settings_page(request: Request, viewer: ManageSettings) -> Response:
-    """Workspace name, time zone and default language."""
-    return render(
-        request,
-        viewer,
-        "settings.html",
-        {
-            "values": viewer.workspace,
-            "errors": {},
-            "zones": sorted(available_timezones()),
-            "request_saved": request.query_params.get("saved") == "1",
-        },
-    )
-
-
-@router.post("/settings")
-async def settings_save(request: Request, viewer: ManageSettings) -> Response:
-    """Save the workspace settings; each wrong field says what is wrong next to it."""
-    panel = panel_of(request)
-    form = await request.form()
-    values = {k: str(form.get(k, "")).strip() for k in ("name", "time_zone", "default_language")}
-    errors: dict[str, str] = {}
-    if not values["name"] or len(values["name"]) > 80:
-        errors["name"] = _("Give the workspace a name of 1 to 80 characters.")
-    if values["time_zone"] not in available_timezones():
-        errors["time_zone"] = _("Choose a time zone from the list, like Asia/Tehran.")
-    if values["default_language"] not in LANGUAGES:
-        errors["default_language"] = _("Choose English or Persian.")
-    if errors:
-        context = {"values": values, "errors": errors, "zones": sorted(available_timezones())}
-        return render(request, viewer, "settings.html", context, 422)
-    before = {k: viewer.workspace.get(k) for k in values}
-    await workspaces.save(
-        panel.pool, values["name"], values["time_zone"], values["default_language"]
-    )
-    await audit_changes(request, viewer, "settings.changed", "workspace", before, values, values)
-    return redirect(request, "/settings?saved=1")

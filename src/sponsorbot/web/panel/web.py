@@ -32,8 +32,8 @@ from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, loa
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import fields, i18n
 from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.parts import TEMPLATES, NavEntry
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SESSION_COOKIE = "sb_session"
 PRE_COOKIE = "sb_pre"  # double-submit CSRF token for forms shown before signing in
 LANG_COOKIE = "sb_lang"
@@ -120,17 +120,20 @@ class Panel:
     pool: asyncpg.Pool
     config: PanelConfig
     env: Environment
+    # The main menu: every installed web part's entries, in order.
+    nav: tuple[NavEntry, ...] = ()
 
 
 @functools.cache
-def make_environment() -> Environment:
-    """Jinja with autoescape and gettext bound to the request's language.
+def make_environment(directories: tuple[Path, ...] = (TEMPLATES,)) -> Environment:
+    """Jinja with autoescape and gettext bound to the request's language, finding templates
+    in `directories` in order (the shared ones, then each installed web part's own).
 
-    One per process: templates never change while it runs, so every app made in it (the
-    tests make hundreds) shares the compiled templates.
+    One per process and list of directories: templates never change while it runs, so every
+    app made in it (the tests make hundreds) shares the compiled templates.
     """
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=FileSystemLoader(directories),
         autoescape=select_autoescape(["html"]),
         extensions=["jinja2.ext.i18n"],
         trim_blocks=True,
@@ -457,6 +460,7 @@ def render(
         "when": lambda moment, with_time=True: i18n.format_datetime(moment, zone, with_time),
         "zone_label": i18n.zone_label,
         "now": panel.config.clock(),
+        "nav": panel.nav,
     }
     values.update(context or {})
     html = panel.env.get_template(template).render(values)
