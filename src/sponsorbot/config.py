@@ -109,6 +109,9 @@ class Settings(BaseSettings):
     # worker_slots_max while updates wait and the process keeps pace (engine/inhand.py).
     worker_slots: int = Field(default=32, ge=1, le=1024)
     worker_slots_max: int = Field(default=512, ge=1, le=4096)
+    # How long a finished update's done mark waits for others to commit with it in one round
+    # trip and one WAL flush (engine/commits.py); 0: only those finished in the same instant.
+    worker_commit_gather_ms: float = Field(default=2.0, ge=0, le=100)
     lock_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=8, ge=1, le=100)
     retry_for_h: float = Field(default=24.0, gt=0, le=24 * 30)

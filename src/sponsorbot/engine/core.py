@@ -99,6 +99,7 @@ class Engine:
             probe_s=settings.recovery_probe_s,
             wake_per_s=settings.send_per_bot_per_s,
             on_back=self.manager.telegram_back,
+            commit_gather_s=settings.worker_commit_gather_ms / 1000,
         )
         self.scheduler = Scheduler(pool, self.leases)
         sweeps = janitor.engine_sweeps(

@@ -16,6 +16,7 @@ from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.db.pool import on_citus
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
+from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.inbox import CLAIM, DONE_AND_ENQUEUE, LOST_CLAIM, claim_with, done_with
 from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
@@ -87,6 +88,7 @@ class Worker:
         probe_s: float = PROBE_S,
         wake_per_s: float = 25.0,
         on_back: Callable[[int], None] = lambda _bot_id: None,
+        commit_gather_s: float = 0.002,
     ) -> None:
         self.pool = pool
         self.router = router
@@ -109,6 +111,8 @@ class Worker:
         self.wake_per_s = wake_per_s
         self.on_back = on_back
         self._wakes: set[asyncio.Task[None]] = set()
+        # Done marks of updates that finish together commit together (engine/commits.py).
+        self.commits = GroupCommit(pool, gather_s=commit_gather_s)
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self.handled = 0
         self._claim_sql = CLAIM
@@ -129,6 +133,7 @@ class Worker:
         self._each_bot = await on_citus(self.pool)
         if self._each_bot:
             self._claim_sql = inbox.one_bot(self._claim_sql)
+            self.commits.per_bot = True
         stopper = asyncio.create_task(self._wake_on(stop))
         lag = asyncio.create_task(self._watch_lag(stop))
         # Whether the last claim got all it asked for: more are likely waiting.
@@ -255,8 +260,9 @@ class Worker:
                 args.extend(more)
         try:
             if not uow.writes:
-                # One statement is its own transaction: no BEGIN and COMMIT round trips.
-                result = await self.pool.fetchrow(sql, *args)
+                # One statement is its own transaction: no BEGIN and COMMIT round trips, and
+                # it can share one round trip and commit with other updates' statements.
+                result = await self.commits.run(sql, args, row.bot_id)
                 if result is None or result["done"] != 1:
                     raise _LostClaim
                 return result
