@@ -83,10 +83,17 @@ def template_dirs(parts: Iterable[WebPart]) -> tuple[Path, ...]:
 
 
 def check(parts: Sequence[WebPart]) -> None:
-    """Refuse a list with two parts of one name, or two menu entries in one place."""
+    """Refuse a list where two parts share a name, two menu entries a place, or two template
+    directories a template name (one would hide the other)."""
     names = [part.name for part in parts]
     if len(set(names)) != len(names):
         raise ValueError(f"web parts named twice: {sorted(n for n in names if names.count(n) > 1)}")
     orders = [entry.order for entry in menu(parts)]
     if len(set(orders)) != len(orders):
         raise ValueError("two menu entries share an order")
+    seen: dict[str, Path] = {}
+    for directory in template_dirs(parts):
+        for template in directory.glob("*.html"):
+            if template.name in seen:
+                raise ValueError(f"{template.name} is in {seen[template.name]} and {directory}")
+            seen[template.name] = directory
