@@ -17,6 +17,7 @@ from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.post import Post, build
+from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status
 from sponsorbot.features.content.service import upload_to_storage
 from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService
@@ -24,7 +25,6 @@ from sponsorbot.telegram import BotApi, TelegramError
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("draft", "scheduled", "sending", "paused", "cancelled", "done")
 MAX_TITLE = 200
 MAX_ACTIVE_DAYS = 3650
 LANGUAGES = ("en", "fa")
@@ -89,11 +89,11 @@ def progress(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     """Figures for the progress bar: done, percent, rate per second, seconds left."""
     done = row["sent"] + row["blocked"] + row["failed"] + row["unknown"]
     total = row["recipients"] if row["chosen"] else max(row["estimated"], row["recipients"])
-    percent = 100.0 if row["status"] == "done" else (100.0 * done / total if total else 0.0)
+    percent = 100.0 if row["status"] == Status.DONE else (100.0 * done / total if total else 0.0)
     rate = None
     left = None
     started = row["started_at"]
-    if started is not None and row["status"] == "sending" and done:
+    if started is not None and row["status"] == Status.SENDING and done:
         elapsed = (now - started).total_seconds()
         if elapsed > 0:
             rate = done / elapsed
@@ -195,7 +195,7 @@ class BroadcastService(OwnerService):
         """The broadcast with `estimated_stars` (None unless paid), shown before it is sent
         (ADR 0007): its audience counted now until it starts, then the one it goes to."""
         people = out["progress"]["total"]
-        if out["paid"] and out["status"] in ("draft", "scheduled"):
+        if out["paid"] and out["status"] in EDITABLE:
             audience = Audience.of_json(out["audience"]).args()
             people = await self.pool.fetchval(queries.COUNT_AUDIENCE, out["bot_id"], *audience)
         out["estimated_stars"] = stars_for(people) if out["paid"] else None
@@ -222,13 +222,13 @@ class BroadcastService(OwnerService):
         self,
         bot_id: int,
         broadcast_id: int,
-        to: str,
-        came_from: tuple[str, ...],
+        move: str,
         reason: str | None = None,
         at: datetime | None = None,
     ) -> None:
-        """Change the status from one of `came_from`, taking back unclaimed rows when sending
-        stops; 409 from any other status."""
+        """Make one of the owner's MOVES, taking back unclaimed rows when sending stops; 409
+        from a status the move does not start from."""
+        came_from, to = MOVES[move]
         async with self.pool.acquire() as conn, conn.transaction():
             status = await conn.fetchval(queries.LOCK, bot_id, broadcast_id)
             if status is None:
@@ -239,7 +239,7 @@ class BroadcastService(OwnerService):
             await conn.execute(
                 queries.SET_STATUS, bot_id, broadcast_id, to, reason, at, list(came_from)
             )
-            if to in ("paused", "cancelled"):
+            if to in STOPPED:
                 await conn.execute(queries.WITHDRAW, broadcast_id)
                 await conn.execute(queries.RESCAN, broadcast_id)
 
@@ -253,24 +253,22 @@ class BroadcastService(OwnerService):
                 raise Invalid("the time needs a time zone (for example 2026-12-01T18:00:00Z)")
             if at <= now:
                 raise Invalid("the scheduled time is in the past", code="schedule_past")
-        await self._move(bot_id, broadcast_id, "scheduled", ("draft", "scheduled"), at=at or now)
+        await self._move(bot_id, broadcast_id, "send", at=at or now)
         return await self.get(bot_id, broadcast_id)
 
     async def pause(self, bot_id: int, broadcast_id: int, reason: str = "owner") -> dict[str, Any]:
         """Stop sending (what a sender already claimed still goes, a second at most)."""
-        await self._move(bot_id, broadcast_id, "paused", ("sending",), reason)
+        await self._move(bot_id, broadcast_id, "pause", reason)
         return await self.get(bot_id, broadcast_id)
 
     async def resume(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
         """Go on from where it stopped."""
-        await self._move(bot_id, broadcast_id, "sending", ("paused",))
+        await self._move(bot_id, broadcast_id, "resume")
         return await self.get(bot_id, broadcast_id)
 
     async def cancel(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
         """Stop for good: whoever has not had it yet does not get it. 409 once finished."""
-        await self._move(
-            bot_id, broadcast_id, "cancelled", ("draft", "scheduled", "sending", "paused")
-        )
+        await self._move(bot_id, broadcast_id, "cancel")
         return await self.get(bot_id, broadcast_id)
 
     async def preview(self, bot_id: int, post: Post, telegram_id: int | None) -> None:

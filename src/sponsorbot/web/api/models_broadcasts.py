@@ -8,10 +8,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from sponsorbot.features.broadcasts.post import Button, Post
+from sponsorbot.features.broadcasts.rules import Status
 from sponsorbot.features.broadcasts.service import Audience, Draft
 from sponsorbot.web.api.models import FileId, Id, Strict, When
 
-BroadcastStatus = Literal["draft", "scheduled", "sending", "paused", "cancelled", "done"]
 MediaKind = Literal["photo", "video", "document"]
 
 
@@ -124,7 +124,7 @@ class BroadcastOut(BaseModel):
     id: int
     bot_id: int
     title: str
-    status: BroadcastStatus
+    status: Status
     pause_reason: str | None
     post: dict[str, Any]
     audience: dict[str, Any]

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 
 from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.accounts.permissions import allowed
+from sponsorbot.features.broadcasts.rules import Status
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Invalid
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
@@ -18,7 +19,6 @@ from sponsorbot.web.api.models_broadcasts import (
     BroadcastIn,
     BroadcastOut,
     BroadcastPatch,
-    BroadcastStatus,
     CountOut,
     MediaKind,
     MediaOut,
@@ -66,7 +66,7 @@ async def list_broadcasts(
     bot_id: BotId,
     who: Reader,
     features: Service,
-    status: BroadcastStatus | None = None,
+    status: Status | None = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> dict[str, Any]:

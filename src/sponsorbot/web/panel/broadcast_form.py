@@ -10,6 +10,7 @@ from typing import Any
 from starlette.datastructures import FormData
 
 from sponsorbot.features.broadcasts.post import Button, Post, check_url
+from sponsorbot.features.broadcasts.rules import Status
 from sponsorbot.features.broadcasts.service import MAX_ACTIVE_DAYS, Audience, Draft
 from sponsorbot.features.errors import Invalid
 from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of
@@ -101,6 +102,6 @@ def form_values(
         "campaign_id": str(audience["campaign_id"] or ""),
         **({"passed": "on"} if audience["passed"] else {}),
         "scheduled_at": local_input(broadcast["scheduled_at"], zone)
-        if broadcast["status"] == "scheduled"
+        if broadcast["status"] == Status.SCHEDULED
         else "",
     }

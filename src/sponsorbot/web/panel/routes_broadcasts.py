@@ -18,12 +18,8 @@ from starlette.datastructures import FormData, UploadFile
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.accounts.audit import AuditFilter, entries
 from sponsorbot.features.broadcasts.post import MEDIA_KINDS, Post
-from sponsorbot.features.broadcasts.service import (
-    LANGUAGES,
-    MAX_ACTIVE_DAYS,
-    STATUSES,
-    stars_for,
-)
+from sponsorbot.features.broadcasts.rules import EDITABLE, LIVE, STATUSES, Status
+from sponsorbot.features.broadcasts.service import LANGUAGES, MAX_ACTIVE_DAYS, stars_for
 from sponsorbot.features.content.service import kind_of
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.telegram.html import HtmlError, parse_html
@@ -42,17 +38,14 @@ PAGE = 25
 CAMPAIGNS = 200  # campaigns offered as an audience filter, newest first
 # An id PostgreSQL's bigint can hold: a longer one in the address bar is a 422, not a DB error.
 Id = Annotated[int, Path(ge=1, lt=2**63)]
-EDITABLE = ("draft", "scheduled")
-# While a broadcast is in one of these, its progress may still move: the page keeps asking.
-LIVE = ("scheduled", "sending", "paused")
 
-STATUS_NAMES = {
-    "draft": N_("Draft"),
-    "scheduled": N_("Scheduled"),
-    "sending": N_("Sending"),
-    "paused": N_("Paused"),
-    "cancelled": N_("Cancelled"),
-    "done": N_("Finished"),
+STATUS_NAMES: dict[str, str] = {
+    Status.DRAFT: N_("Draft"),
+    Status.SCHEDULED: N_("Scheduled"),
+    Status.SENDING: N_("Sending"),
+    Status.PAUSED: N_("Paused"),
+    Status.CANCELLED: N_("Cancelled"),
+    Status.DONE: N_("Finished"),
 }
 MEDIA_NAMES = {"photo": N_("Photo"), "video": N_("Video"), "document": N_("Document")}
 LANGUAGE_NAMES = {"en": N_("English"), "fa": N_("Persian")}

@@ -28,7 +28,7 @@ PAGE = 25
 # database error.
 CampaignId = Annotated[int, Path(ge=1, lt=2**63)]
 
-STATUS_NAMES = {
+STATUS_NAMES: dict[str, str] = {
     Status.SCHEDULED: N_("Scheduled"),
     Status.RUNNING: N_("Running"),
     Status.PAUSED: N_("Paused"),

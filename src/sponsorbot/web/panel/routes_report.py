@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from sponsorbot.features.campaigns.service import FINISHED
+from sponsorbot.features.campaigns.rules import FINISHED
 from sponsorbot.features.errors import NotFound
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel import chart, i18n
