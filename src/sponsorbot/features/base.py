@@ -94,31 +94,39 @@ class Feature:
 
 
 def setup_order(features: Sequence[Feature]) -> list[Feature]:
-    """The features in an order where each comes after every feature it requires, otherwise
-    as listed. ValueError when two share a name, or a requirement is unknown or circular."""
+    """The features in an order where each comes after every feature it requires, and in list
+    order where that leaves a choice. ValueError when two share a name, or a requirement is
+    unknown or circular."""
     by_name = {feature.name: feature for feature in features}
     if len(by_name) != len(features):
         raise ValueError("two features share a name")
-    done: dict[str, Feature] = {}
-    path: list[str] = []
-
-    def visit(feature: Feature) -> None:
-        if feature.name in done:
-            return
-        if feature.name in path:
-            circle = " -> ".join([*path[path.index(feature.name) :], feature.name])
-            raise ValueError(f"features require each other in a circle: {circle}")
-        path.append(feature.name)
+    for feature in features:
         for name in feature.requires:
             if name not in by_name:
                 raise ValueError(f"{feature.name} requires {name}, which is not installed")
-            visit(by_name[name])
-        path.pop()
-        done[feature.name] = feature
+    ordered: list[Feature] = []
+    done: set[str] = set()
+    waiting = list(features)
+    while waiting:
+        ready = next((f for f in waiting if done.issuperset(f.requires)), None)
+        if ready is None:
+            circle = " -> ".join(_circle(by_name, [f.name for f in waiting]))
+            raise ValueError(f"features require each other in a circle: {circle}")
+        waiting.remove(ready)
+        done.add(ready.name)
+        ordered.append(ready)
+    return ordered
 
-    for feature in features:
-        visit(feature)
-    return list(done.values())
+
+def _circle(by_name: dict[str, Feature], waiting: list[str]) -> list[str]:
+    """A circle among features none of which could be set up: each requires another of them,
+    so following those requirements comes back to a name already on the path."""
+    path = [waiting[0]]
+    while True:
+        name = next(r for r in by_name[path[-1]].requires if r in waiting)
+        if name in path:
+            return [*path[path.index(name) :], name]
+        path.append(name)
 
 
 class Features:
