@@ -21,8 +21,8 @@ from sponsorbot.features.all import install
 from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
-from sponsorbot.web.parts import WebPart
 from sponsorbot.web.parts.all import WEB_PARTS
+from sponsorbot.web.registry import WebPart
 from tests.kit import make_settings, simulated_telegram
 
 PASSWORD = "correct horse battery"

@@ -6,13 +6,16 @@ import asyncio
 from typing import Any
 
 import asyncpg
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sponsorbot.engine import inbox
 from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.outbox import Outcome
 from sponsorbot.engine.routing import Router
+from sponsorbot.engine.sender import Ledger
 from sponsorbot.engine.unit import UnitOfWork
 from sponsorbot.engine.worker import Worker, _LostClaim
 from sponsorbot.features.people import SEEN
@@ -193,3 +196,49 @@ async def test_every_update_in_a_batch_gets_its_own_fate(
         else:
             assert isinstance(error, _LostClaim if fate == "lost" else asyncpg.PostgresError)
             assert got == {"status": "processing", "people": 0, "events": 0, "outbox": 0}
+
+
+async def sent_row(pool: asyncpg.Pool, bot_id: int) -> int:
+    await pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES ($1, $2, '', 'xxxx', 'webhook', $2, '')",
+        bot_id,
+        f"ledger_bot_{bot_id}",
+    )
+    return int(
+        await pool.fetchval(
+            "INSERT INTO outbox (bot_id, chat_id, method, params) "
+            "VALUES ($1, 5, 'sendMessage', '{}') RETURNING id",
+            bot_id,
+        )
+    )
+
+
+async def test_senders_writes_on_one_beat_share_a_round_trip(pool: asyncpg.Pool) -> None:
+    commits = GroupCommit(pool, gather_s=0.0)
+    ledgers = {bot_id: Ledger(commits=commits) for bot_id in (21, 22, 23)}
+    for bot_id, ledger in ledgers.items():
+        ledger.batch.outcomes.append(Outcome(await sent_row(pool, bot_id), "sent", None, 9))
+    await asyncio.gather(*(ledger.write(pool, bot_id) for bot_id, ledger in ledgers.items()))
+    assert (commits.statements, commits.trips) == (3, 1)
+    assert all(ledger.ids() == [] for ledger in ledgers.values())
+    assert await pool.fetchval("SELECT count(*) FROM outbox WHERE status = 'sent'") == 3
+
+
+async def test_a_stop_during_a_shared_write_neither_loses_nor_repeats_it(
+    pool: asyncpg.Pool,
+) -> None:
+    # The batch is written 0.2 s after the write asks; the sender is stopped before that.
+    commits = GroupCommit(pool, gather_s=0.2)
+    ledger = Ledger(commits=commits)
+    row_id = await sent_row(pool, 24)
+    ledger.batch.outcomes.append(Outcome(row_id, "sent", None, 9))
+    write = asyncio.create_task(ledger.write(pool, 24))
+    await asyncio.sleep(0.05)
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    # The batch committed after all: nothing is kept for the next sender to write again.
+    assert ledger.ids() == []
+    assert await pool.fetchval("SELECT status FROM outbox WHERE id = $1", row_id) == "sent"
+    assert await pool.fetchval("SELECT sum(sent) FROM send_stats WHERE bot_id = 24") == 1

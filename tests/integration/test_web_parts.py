@@ -1,5 +1,6 @@
-"""The app serves what its web parts register: a part left out takes its API routes, panel pages
-and menu entry with it while the rest works, and every menu entry leads to a page."""
+"""The app serves what its web parts register: a part left out takes its API routes, panel pages,
+menu entry and bot tab with it while the rest works, and every menu entry and tab leads to a
+page."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from pathlib import Path
 import asyncpg
 
 from sponsorbot.web.panel import i18n
-from sponsorbot.web.parts import WebPart, menu
 from sponsorbot.web.parts.all import WEB_PARTS
+from sponsorbot.web.registry import WebPart, menu, tabs
 from tests.integration.panel_kit import PanelApp, add_member, client, panel_app, sign_in
 from tests.integration.test_panel_roles import api_routes, panel_routes
 
 WITHOUT_SHOP = tuple(part for part in WEB_PARTS if part.name != "shop")
 SHOP = next(part for part in WEB_PARTS if part.name == "shop")
 MAIN_MENU = re.compile(r'<nav class="nav"[^>]*>(.*?)</nav>', re.DOTALL)
+BOT_TABS = re.compile(r'<nav class="tabs"[^>]*>(.*?)</nav>', re.DOTALL)
 LINK = re.compile(r'<a href="([^"]+)" ?(aria-current="page")?>([^<]*)</a>')
 
 
@@ -37,10 +39,10 @@ def _part_panel_routes(part: WebPart) -> set[tuple[str, str]]:
     }
 
 
-def _menu(page: str) -> list[tuple[str, bool, str]]:
-    """The main menu's links on a page: address, marked current, label."""
-    found = MAIN_MENU.search(page)
-    assert found, "no main menu on the page"
+def _menu(page: str, where: re.Pattern[str] = MAIN_MENU) -> list[tuple[str, bool, str]]:
+    """The links of the main menu (or of `where`) on a page: address, marked current, label."""
+    found = where.search(page)
+    assert found, f"no {where.pattern} on the page"
     return [(href, bool(current), label) for href, current, label in LINK.findall(found[1])]
 
 
@@ -68,9 +70,20 @@ async def test_an_app_without_the_shop_part_has_no_shop_api_pages_or_menu_entry(
             assert links == [e.href for e in menu(WITHOUT_SHOP)]
             for href in links:  # the rest works
                 assert (await http.get(href)).status_code == 200, href
+            bot = await without.sim.create_bot("no_shop_bot")  # type: ignore[attr-defined]
+            added = await without.engine.bots.add(bot["token"], "polling")
+            content = await http.get(f"/bots/{added['id']}/content")
+            assert content.status_code == 200
+            shown = _menu(content.text, BOT_TABS)
+            assert [href.rsplit("/", 1)[1] for href, _c, _l in shown] == [
+                "channels",
+                "content",
+                "settings",
+            ]
+            assert [href for href, current, _l in shown if current] == [content.url.path]
 
 
-async def test_every_menu_entry_answers_the_owner_and_is_marked_on_its_page(
+async def test_every_menu_entry_and_bot_tab_answers_the_owner_and_is_marked_on_its_page(
     panel: PanelApp,
 ) -> None:
     entries = menu(WEB_PARTS)
@@ -85,6 +98,14 @@ async def test_every_menu_entry_answers_the_owner_and_is_marked_on_its_page(
                 (e.href, e.label) for e in entries
             ]
             assert [href for href, current, _l in shown if current] == [entry.href]
+        bot = await panel.sim.create_bot("tabs_bot")  # type: ignore[attr-defined]
+        added = await panel.engine.bots.add(bot["token"], "polling")
+        for tab in tabs(WEB_PARTS):
+            page = await http.get(tab.href(added["id"]))
+            assert page.status_code == 200, f"{tab.href(added['id'])}: {page.status_code}"
+            shown = _menu(page.text, BOT_TABS)
+            assert [label for _h, _c, label in shown] == [t.label for t in tabs(WEB_PARTS)]
+            assert [href for href, current, _l in shown if current] == [tab.href(added["id"])]
 
 
 async def test_the_menu_shows_a_role_only_its_entries_in_its_language(panel: PanelApp) -> None:

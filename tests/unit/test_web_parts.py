@@ -11,8 +11,17 @@ from pathlib import Path
 import pytest
 
 from sponsorbot.web import api, panel
-from sponsorbot.web.parts import TEMPLATES, NavEntry, WebPart, check, menu, template_dirs
 from sponsorbot.web.parts.all import WEB_PARTS
+from sponsorbot.web.registry import (
+    TEMPLATES,
+    BotTab,
+    NavEntry,
+    WebPart,
+    check,
+    menu,
+    tabs,
+    template_dirs,
+)
 
 # The menu base.html drew before it was read from the parts: link, label, who sees it (a
 # permission, None for every member), and the paths on which it is the current page (a prefix,
@@ -29,6 +38,15 @@ HAND_WRITTEN_MENU = [
     ("/audit", "Audit log", "audit", "/audit"),
     ("/tokens", "API tokens", "settings", "/tokens"),
     ("/settings", "Settings", "settings", "/settings"),
+]
+
+# The tabs _bot_tabs.html drew by hand: page, label, permission, and whether the tab is current
+# on every path holding "/<page>" (True) or on its own page only (False).
+HAND_WRITTEN_TABS = [
+    ("channels", "Channels and gate", None, False),
+    ("content", "Content", None, False),
+    ("shop", "Shop", None, True),
+    ("settings", "Bot settings", "bots", False),
 ]
 
 
@@ -59,6 +77,17 @@ def test_the_menu_is_the_one_written_by_hand() -> None:
     assert [(e.href, e.label, e.permission, e.section) for e in entries] == HAND_WRITTEN_MENU
 
 
+def test_the_bot_tabs_are_the_ones_written_by_hand() -> None:
+    found = [(t.page, t.label, t.permission, t.deep) for t in tabs(WEB_PARTS)]
+    assert found == HAND_WRITTEN_TABS
+    by_page = {tab.page: tab for tab in tabs(WEB_PARTS)}
+    assert by_page["shop"].href(7) == "/bots/7/shop"
+    assert by_page["shop"].current("/bots/7/shop/products/new")
+    assert by_page["content"].current("/bots/7/content")
+    assert not by_page["content"].current("/bots/7/content/upload")
+    assert not by_page["settings"].current("/bots/7/texts")
+
+
 def test_a_menu_entry_marks_its_own_pages_only() -> None:
     by_href = {entry.href: entry for entry in menu(WEB_PARTS)}
     assert by_href["/"].current("/")
@@ -85,6 +114,8 @@ def test_a_list_that_contradicts_itself_is_refused() -> None:
         check((*WEB_PARTS, base, replace(base, nav=())))
     with pytest.raises(ValueError, match="share an order"):
         check((*WEB_PARTS, replace(base, nav=(NavEntry("/notes", "Notes", 100),))))
+    with pytest.raises(ValueError, match="two bot tabs share an order"):
+        check((*WEB_PARTS, replace(base, bot_tabs=(BotTab("notes", "Notes", 300),))))
 
 
 def test_a_part_s_template_may_not_hide_a_shared_one(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ with its writes in front). Run alone, each pays a round trip and a durable commi
 which cost more than a small statement does. Here the statements of the updates that finish
 within `gather_s` of each other (and those that finished while the last group was being
 written) run as one pipelined batch on one connection, in one transaction: one round trip and
-one WAL flush for all of them (docs/adr/0023-group-commit.md).
+one WAL flush for all of them (docs/adr/0024-group-commit.md).
 
 Each update keeps its own outcome. A done mark that no longer matches (another worker took the
 update) returns `done = 0` for that update alone. If the batch fails as a whole (a statement
@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+
+from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.db.pool import on_citus
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,8 @@ class GroupCommit:
     `gather_s`: how long the first statement of a batch waits for others (0: only those that
     finish in the same turn of the event loop). `most`: the largest batch. `per_bot`: a batch
     holds one bot's statements only (Citus: one bot's rows live on one node, so the batch's
-    transaction stays on one node instead of becoming a distributed one).
+    transaction stays on one node instead of becoming a distributed one); None: asked of the
+    database once, at the first batch.
     """
 
     def __init__(
@@ -50,7 +54,7 @@ class GroupCommit:
         gather_s: float = 0.002,
         most: int = 64,
         in_flight: int = 2,
-        per_bot: bool = False,
+        per_bot: bool | None = None,
     ) -> None:
         self.pool = pool
         self.gather_s = gather_s
@@ -96,9 +100,15 @@ class GroupCommit:
             self._write_now()
 
     async def _write(self, taken: list[_Waiting]) -> None:
+        per_bot = self.per_bot
+        if per_bot is None:
+            try:
+                per_bot = self.per_bot = await on_citus(self.pool)
+            except DB_ERRORS:
+                per_bot = True  # not known yet: the batches that are right on either
         batches: dict[tuple[str, int], list[_Waiting]] = {}
         for waiting in taken:
-            key = (waiting.sql, waiting.bot_id if self.per_bot else 0)
+            key = (waiting.sql, waiting.bot_id if per_bot else 0)
             batches.setdefault(key, []).append(waiting)
         await asyncio.gather(*(self._batch(sql, batch) for (sql, _), batch in batches.items()))
 

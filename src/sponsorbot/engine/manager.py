@@ -12,6 +12,7 @@ import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
+from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.leases import Leases
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import OutboxRow
@@ -72,6 +73,8 @@ class BotManager:
         self.senders: dict[int, Sender] = {}
         # Per bot: outcomes a stopped sender could not write, for its successor here (ADR 0004).
         self.ledgers: dict[int, Ledger] = {}
+        # The senders' writes of one beat go to the database together (engine/commits.py).
+        self.records = GroupCommit(pool, gather_s=0.0)
         self.pauses = pauses or Pauses()
         self.stop_wait_s = stop_wait_s
         self.probe_s = probe_s
@@ -267,7 +270,7 @@ class BotManager:
                 retry_for_s=self.retry_for_s,
                 retry_cap_s=self.retry_cap_s,
                 lease=(name, self.leases.owner),
-                ledger=self.ledgers.setdefault(bot.info.id, Ledger()),
+                ledger=self.ledgers.setdefault(bot.info.id, Ledger(commits=self.records)),
                 pauses=self.pauses,
                 stop_wait_s=self.stop_wait_s,
                 probe_s=self.probe_s,

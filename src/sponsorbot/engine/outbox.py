@@ -7,6 +7,8 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.engine.commits import GroupCommit
+
 _QUEUED = """
 INSERT INTO outbox (bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id)
 SELECT $1, s.chat_id, s.method, s.params, s.priority, COALESCE(s.not_before, now()), s.ref,
@@ -194,16 +196,21 @@ async def claim_background(
     return _rows(await pool.fetch(sql, bot_id, limit, *lease))
 
 
-async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord, citus: bool = False) -> None:
+async def record(
+    pool: asyncpg.Pool,
+    bot_id: int,
+    batch: BatchRecord,
+    citus: bool = False,
+    commits: GroupCommit | None = None,
+) -> None:
     """Write a batch of completions, remembered message ids and blocked people at once
-    (`citus`: the database is a Citus coordinator)."""
+    (`citus`: the database is a Citus coordinator), in `commits`' next batch if given."""
     done = batch.outcomes
     sent = sum(1 for o in done if o.status == "sent")
     # One row per key: ON CONFLICT cannot touch a row twice in one statement, and a batch that
     # fails for it would be retried, and fail, for ever. The latest message id wins.
     refs = list({ref: (ref, chat, message) for ref, chat, message in batch.refs}.values())
-    await pool.execute(
-        RECORD_CITUS if citus else RECORD,
+    args = (
         bot_id,
         [o.id for o in done],
         [o.status for o in done],
@@ -218,3 +225,8 @@ async def record(pool: asyncpg.Pool, bot_id: int, batch: BatchRecord, citus: boo
         len(done) - sent,
         batch.throttled,
     )
+    sql = RECORD_CITUS if citus else RECORD
+    if commits is None:
+        await pool.execute(sql, *args)
+    else:
+        await commits.run(sql, args, bot_id)

@@ -26,6 +26,7 @@ from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.db.pool import on_citus
 from sponsorbot.engine import outbox
 from sponsorbot.engine.bots import BotJob, BotLink
+from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.leases import HOLDS
 from sponsorbot.engine.outbox import BatchRecord, OutboxRow, Outcome
 from sponsorbot.engine.pauses import Pauses
@@ -101,6 +102,8 @@ class Ledger:
     batch: BatchRecord = field(default_factory=_empty)
     writing: list[int] = field(default_factory=list)  # the rows of a batch being written
     citus: bool = False  # the database is a Citus coordinator (the sender asks when it starts)
+    # Shared by the senders of a process: their writes that come due together go together.
+    commits: GroupCommit | None = None
 
     def ids(self) -> list[int]:
         """The rows whose outcome waits to be written (or is being written now)."""
@@ -127,13 +130,24 @@ class Ledger:
 
     async def write(self, pool: asyncpg.Pool, bot_id: int) -> BatchRecord | None:
         """Write everything gathered; the batch written, or None when the database refused
-        (it is kept). A cancelled write keeps it too: a stop must not lose what was sent."""
+        (it is kept). A write cancelled by a stop keeps it unless it committed after all: a stop
+        must neither lose what was sent nor count it twice."""
         batch = self.take()
         if not (batch.outcomes or batch.refs or batch.blocked or batch.throttled):
             self.written()
             return batch
+        write = asyncio.ensure_future(outbox.record(pool, bot_id, batch, self.citus, self.commits))
         try:
-            await outbox.record(pool, bot_id, batch, self.citus)
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            # A batch shared with other senders goes on without us, and may commit: its
+            # outcome decides, so that what it wrote is not kept and written twice.
+            await asyncio.wait([write])
+            if write.cancelled() or write.exception() is not None:
+                self.put_back(batch)
+            else:
+                self.written()
+            raise
         except BaseException as exc:
             self.put_back(batch)
             if isinstance(exc, DB_ERRORS):
@@ -572,7 +586,9 @@ class Sender(BotJob):
 
     async def _flusher(self) -> None:
         while True:
-            await asyncio.sleep(FLUSH_EVERY_S)
+            # On the same beat in every sender of the process, so that their writes share one
+            # round trip and one commit (the ledger's GroupCommit).
+            await asyncio.sleep(FLUSH_EVERY_S - time.monotonic() % FLUSH_EVERY_S)
             await self._flush()
 
     async def _flush(self) -> bool:

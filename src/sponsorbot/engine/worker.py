@@ -133,7 +133,6 @@ class Worker:
         self._each_bot = await on_citus(self.pool)
         if self._each_bot:
             self._claim_sql = inbox.one_bot(self._claim_sql)
-            self.commits.per_bot = True
         stopper = asyncio.create_task(self._wake_on(stop))
         lag = asyncio.create_task(self._watch_lag(stop))
         # Whether the last claim got all it asked for: more are likely waiting.

@@ -27,8 +27,8 @@ from sponsorbot.web.errors import install_refusals
 from sponsorbot.web.limits import BodyLimit, Limits
 from sponsorbot.web.panel import PanelConfig, mount_panel
 from sponsorbot.web.panel.errors import bad_path, not_found_page
-from sponsorbot.web.parts import WebPart, check
 from sponsorbot.web.parts.all import WEB_PARTS
+from sponsorbot.web.registry import WebPart, check
 from sponsorbot.web.webhooks import WebhookIntake
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -21,7 +21,7 @@ from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.stats.queries import Statistics
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.visitors import Visitors
-from sponsorbot.web.parts import WebPart
+from sponsorbot.web.registry import WebPart
 
 T = TypeVar("T")
 
@@ -39,8 +39,12 @@ class Services:
         self.parts = frozenset(parts)
 
     @classmethod
-    def of(cls, features: Features, parts: Sequence[WebPart]) -> Services:
-        """Look each service the parts use up once, when the app is made."""
+    def of(cls, features: Features, parts: Sequence[WebPart] | None = None) -> Services:
+        """Look each service the parts use up once, when the app is made. Without parts (tests
+        and tools that call the services with no app), every service the features provide."""
+        if parts is None:
+            every = {type(s): s for part in features.parts.values() for s in part.services}
+            return cls(every)
         found: dict[type, object] = {
             kind: features.get(kind) for part in parts for kind in part.services
         }

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 from sponsorbot.web.api.audit import ApiAudit
 from sponsorbot.web.api.errors import install_errors
 from sponsorbot.web.api.models import ContentIn, ErrorOut
-from sponsorbot.web.parts import WebPart
+from sponsorbot.web.registry import WebPart
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": text}

@@ -27,7 +27,7 @@ from sponsorbot.web.panel.web import (
     security_headers,
     sign_in_url,
 )
-from sponsorbot.web.parts import WebPart, menu, template_dirs
+from sponsorbot.web.registry import WebPart, menu, tabs, template_dirs
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -69,10 +69,10 @@ def mount_panel(
     config: PanelConfig | None = None,
     parts: Sequence[WebPart] = (),
 ) -> None:
-    """Add the web parts' pages, their templates and main menu, the static files, the error
-    pages and headers to the app."""
+    """Add the web parts' pages, their templates, main menu and bot tabs, the static files,
+    the error pages and headers to the app."""
     environment = make_environment(template_dirs(parts))
-    app.state.panel = Panel(pool, config or PanelConfig(), environment, menu(parts))
+    app.state.panel = Panel(pool, config or PanelConfig(), environment, menu(parts), tabs(parts))
     app.add_middleware(PanelHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for part in parts:

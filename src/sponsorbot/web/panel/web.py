@@ -32,7 +32,7 @@ from sponsorbot.features.accounts.users import LockoutPolicy, Session, User, loa
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES
 from sponsorbot.web.panel import fields, i18n
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.parts import TEMPLATES, NavEntry
+from sponsorbot.web.registry import TEMPLATES, BotTab, NavEntry
 
 SESSION_COOKIE = "sb_session"
 PRE_COOKIE = "sb_pre"  # double-submit CSRF token for forms shown before signing in
@@ -120,8 +120,9 @@ class Panel:
     pool: asyncpg.Pool
     config: PanelConfig
     env: Environment
-    # The main menu: every installed web part's entries, in order.
+    # The main menu and the tabs of a bot's pages: every installed web part's, in order.
     nav: tuple[NavEntry, ...] = ()
+    bot_tabs: tuple[BotTab, ...] = ()
 
 
 @functools.cache
@@ -461,6 +462,7 @@ def render(
         "zone_label": i18n.zone_label,
         "now": panel.config.clock(),
         "nav": panel.nav,
+        "bot_tabs": panel.bot_tabs,
     }
     values.update(context or {})
     html = panel.env.get_template(template).render(values)

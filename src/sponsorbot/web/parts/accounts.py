@@ -7,7 +7,7 @@ from sponsorbot.features.accounts.api_tokens import TokenService
 from sponsorbot.web.api import routes_tokens as api_tokens
 from sponsorbot.web.panel import routes_auth, routes_team, routes_tokens, routes_workspace
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.parts import Api, NavEntry, WebPart
+from sponsorbot.web.registry import Api, NavEntry, WebPart
 
 PART = WebPart(
     "accounts",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sponsorbot.features.alerts.links import TeamLinks
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.web.panel import routes_alerts
-from sponsorbot.web.parts import WebPart
+from sponsorbot.web.registry import WebPart
 
 PART = WebPart(
     "alerts",

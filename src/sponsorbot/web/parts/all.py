@@ -1,14 +1,13 @@
 """The web parts the app serves: one line per feature with a web side.
 
 The owner API's routers and the panel's are mounted in this order; the main menu is ordered by
-its entries' own `order`. Leaving a part out takes its routes, pages, menu entry and templates
-off the web (its feature still runs in the bot).
+its entries' own `order`, the tabs of a bot's pages by theirs. Leaving a part out takes its
+routes, pages, menu entry, tabs and templates off the web (its feature still runs in the bot).
 """
 
 from __future__ import annotations
 
 from sponsorbot.web.parts import (
-    WebPart,
     accounts,
     alerts,
     bots,
@@ -20,6 +19,7 @@ from sponsorbot.web.parts import (
     shop,
     stats,
 )
+from sponsorbot.web.registry import WebPart
 
 WEB_PARTS: tuple[WebPart, ...] = (
     accounts.PART,

@@ -9,7 +9,7 @@ from sponsorbot.web.api import routes_bots as api_bots
 from sponsorbot.web.api import routes_redrive
 from sponsorbot.web.panel import routes_bots
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.parts import Api, NavEntry, WebPart
+from sponsorbot.web.registry import Api, NavEntry, WebPart
 
 PART = WebPart(
     "bots",

@@ -8,7 +8,7 @@ from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.web.api import routes_broadcasts as api_broadcasts
 from sponsorbot.web.panel import routes_broadcasts
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.parts import Api, NavEntry, WebPart
+from sponsorbot.web.registry import Api, NavEntry, WebPart
 
 PART = WebPart(
     "broadcasts",

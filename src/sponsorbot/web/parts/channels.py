@@ -8,12 +8,14 @@ from sponsorbot.features.channels.service import ChannelService
 from sponsorbot.features.gate.bot_settings import BotSettingsService
 from sponsorbot.web.api import routes_channels
 from sponsorbot.web.panel import routes_gate
-from sponsorbot.web.parts import Api, WebPart
+from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.registry import Api, BotTab, WebPart
 
 PART = WebPart(
     "channels",
     api=(Api(routes_channels.router, "channels and gate"),),
     panel=(routes_gate.router,),
+    bot_tabs=(BotTab("channels", N_("Channels and gate"), 100),),
     # The channels page names the campaign behind each sponsored channel.
     services=(BotsService, ChannelService, BotSettingsService, CampaignService),
 )

@@ -12,7 +12,7 @@ from sponsorbot.web.api import routes_stats as api_stats
 from sponsorbot.web.api import routes_visitors as api_visitors
 from sponsorbot.web.panel import routes_dashboard, routes_stats, routes_visitors
 from sponsorbot.web.panel.i18n import N_
-from sponsorbot.web.parts import Api, NavEntry, WebPart
+from sponsorbot.web.registry import Api, NavEntry, WebPart
 
 PART = WebPart(
     "stats",
