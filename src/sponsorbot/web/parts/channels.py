@@ -15,6 +15,7 @@ PART = WebPart(
     "channels",
     api=(Api(routes_channels.router, "channels and gate"),),
     panel=(routes_gate.router,),
+    templates="channels",
     bot_tabs=(BotTab("channels", N_("Channels and gate"), 100),),
     # The channels page names the campaign behind each sponsored channel.
     services=(BotsService, ChannelService, BotSettingsService, CampaignService),

@@ -15,6 +15,7 @@ PART = WebPart(
     "content",
     api=(Api(api_content.router, "content"),),
     panel=(routes_content.router,),
+    templates="content",
     bot_tabs=(BotTab("content", N_("Content"), 200),),
     services=(BotsService, ContentService, BotSettingsService, Report),
 )

@@ -14,6 +14,7 @@ PART = WebPart(
     "gate",
     api=(Api(routes_bot_texts.router, "texts and uploaders"),),
     panel=(routes_bot_settings.router,),
+    templates="gate",
     bot_tabs=(BotTab("settings", N_("Bot settings"), 400, permission="bots"),),
     # The texts include the shop's payment texts, whose changes the shop records.
     services=(BotsService, BotSettingsService, ShopService),
