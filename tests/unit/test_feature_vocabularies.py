@@ -102,5 +102,5 @@ def test_the_watch_job_moves_by_the_table() -> None:
 def test_statuses_compare_as_their_words() -> None:
     campaign = {"status": "running", "ends_at": None, "goal_joins": 5, "progress": 5}
     assert next_status(campaign, None) == "reached"
-    assert campaign_rules.Status.RUNNING == "running"
+    assert "running" in campaign_rules.STATUSES
     assert broadcast_rules.Status("done") is broadcast_rules.Status.DONE

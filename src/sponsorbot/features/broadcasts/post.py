@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sponsorbot.features.errors import Invalid
+from sponsorbot.features.errors import Code, Invalid
 from sponsorbot.telegram.html import HtmlError, check_message_text
 
 MEDIA_KINDS = ("photo", "video", "document")
@@ -86,10 +86,10 @@ def check_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme.lower() not in URL_SCHEMES or not (parts.netloc or parts.scheme == "tg"):
         raise Invalid(
-            f"the button link {url!r} is not a valid URL (use https://...)", code="button_url"
+            f"the button link {url!r} is not a valid URL (use https://...)", code=Code.BUTTON_URL
         )
     if parts.scheme.lower() == "tg" and not (parts.netloc or parts.path):
-        raise Invalid(f"the button link {url!r} is not a valid URL", code="button_url")
+        raise Invalid(f"the button link {url!r} is not a valid URL", code=Code.BUTTON_URL)
     return url
 
 
@@ -98,12 +98,14 @@ def build(post: Post) -> Call:
     # Sent as written: Telegram trims it itself, by rules of its own (not str.strip's).
     text = post.text
     if post.media_kind is None and post.file_id:
-        raise Invalid("say what kind of file the file_id is", code="media_kind")
+        raise Invalid("say what kind of file the file_id is", code=Code.MEDIA_KIND)
     if post.media_kind is not None:
         if post.media_kind not in MEDIA_KINDS:
-            raise Invalid(f"the media kind is one of {', '.join(MEDIA_KINDS)}", code="media_kind")
+            raise Invalid(
+                f"the media kind is one of {', '.join(MEDIA_KINDS)}", code=Code.MEDIA_KIND
+            )
         if not post.file_id or not FILE_ID.match(post.file_id):
-            raise Invalid("the media needs a Telegram file_id (or an upload)", code="file_id")
+            raise Invalid("the media needs a Telegram file_id (or an upload)", code=Code.FILE_ID)
     params: dict[str, Any] = {}
     try:
         if post.media_kind is None:
@@ -116,22 +118,23 @@ def build(post: Post) -> Call:
             if check_message_text(text, limit=MAX_CAPTION, what="caption").text:
                 params["caption"] = text
     except HtmlError as exc:
-        raise Invalid(str(exc), code="post_text", telegram=str(exc)) from None
+        raise Invalid(str(exc), code=Code.POST_TEXT, telegram=str(exc)) from None
     if "text" in params or "caption" in params:
         params["parse_mode"] = "HTML"
     rows = [row for row in post.buttons if row]
     if len(rows) > MAX_ROWS:
-        raise Invalid(f"at most {MAX_ROWS} rows of buttons", code="buttons")
+        raise Invalid(f"at most {MAX_ROWS} rows of buttons", code=Code.BUTTONS)
     keyboard = []
     for row in rows:
         if len(row) > MAX_PER_ROW:
-            raise Invalid(f"at most {MAX_PER_ROW} buttons in a row", code="buttons")
+            raise Invalid(f"at most {MAX_PER_ROW} buttons in a row", code=Code.BUTTONS)
         out = []
         for button in row:
             label = button.text.strip()
             if not label or len(label) > MAX_BUTTON_TEXT:
                 raise Invalid(
-                    f"a button needs a label of 1 to {MAX_BUTTON_TEXT} characters", code="buttons"
+                    f"a button needs a label of 1 to {MAX_BUTTON_TEXT} characters",
+                    code=Code.BUTTONS,
                 )
             out.append({"text": label, "url": check_url(button.url)})
         keyboard.append(out)

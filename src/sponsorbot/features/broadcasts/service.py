@@ -19,7 +19,7 @@ from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.post import Post, build
 from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status
 from sponsorbot.features.content.service import upload_to_storage
-from sponsorbot.features.errors import Conflict, Invalid, NotFound, Refused
+from sponsorbot.features.errors import Code, Conflict, Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService
 from sponsorbot.telegram import BotApi, TelegramError
 
@@ -70,9 +70,9 @@ class Audience:
 def check_audience(audience: Audience) -> Audience:
     """The audience, or Invalid for a filter that cannot be used."""
     if audience.active_days is not None and not 1 <= audience.active_days <= MAX_ACTIVE_DAYS:
-        raise Invalid(f"active within 1 to {MAX_ACTIVE_DAYS} days", code="audience")
+        raise Invalid(f"active within 1 to {MAX_ACTIVE_DAYS} days", code=Code.AUDIENCE)
     if audience.language is not None and audience.language not in LANGUAGES:
-        raise Invalid(f"the language is one of {', '.join(LANGUAGES)}", code="audience")
+        raise Invalid(f"the language is one of {', '.join(LANGUAGES)}", code=Code.AUDIENCE)
     return audience
 
 
@@ -140,10 +140,10 @@ class BroadcastService(OwnerService):
         """The draft, checked, as the INSERT and UPDATE_DRAFT columns $2..$7."""
         title = draft.title.strip()
         if not title:
-            raise Invalid("the broadcast needs a title", code="broadcast_title")
+            raise Invalid("the broadcast needs a title", code=Code.BROADCAST_TITLE)
         if len(title) > MAX_TITLE:
             raise Invalid(
-                f"the title is longer than {MAX_TITLE} characters", code="broadcast_title"
+                f"the title is longer than {MAX_TITLE} characters", code=Code.BROADCAST_TITLE
             )
         check_audience(draft.audience)
         call = build(draft.post)
@@ -163,7 +163,7 @@ class BroadcastService(OwnerService):
         done = await self.pool.fetchval(queries.UPDATE_DRAFT, bot_id, *fields, broadcast_id)
         if done is None:
             await self._status(bot_id, broadcast_id)
-            raise Conflict("a broadcast cannot be changed once it has started", code="started")
+            raise Conflict("a broadcast cannot be changed once it has started", code=Code.STARTED)
         return await self.get(bot_id, broadcast_id)
 
     async def delete(self, bot_id: int, broadcast_id: int) -> None:
@@ -171,7 +171,7 @@ class BroadcastService(OwnerService):
         done: str = await self.pool.execute(queries.DELETE_DRAFT, bot_id, broadcast_id)
         if done.endswith(" 0"):
             await self._status(bot_id, broadcast_id)
-            raise Conflict("only a draft can be deleted", code="not_draft")
+            raise Conflict("only a draft can be deleted", code=Code.NOT_DRAFT)
 
     async def get(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
         """One broadcast with its progress and, once anything failed, why."""
@@ -252,7 +252,7 @@ class BroadcastService(OwnerService):
             if at.tzinfo is None:
                 raise Invalid("the time needs a time zone (for example 2026-12-01T18:00:00Z)")
             if at <= now:
-                raise Invalid("the scheduled time is in the past", code="schedule_past")
+                raise Invalid("the scheduled time is in the past", code=Code.SCHEDULE_PAST)
         await self._move(bot_id, broadcast_id, "send", at=at or now)
         return await self.get(bot_id, broadcast_id)
 
@@ -276,7 +276,7 @@ class BroadcastService(OwnerService):
         if telegram_id is None:
             raise Invalid(
                 "set your Telegram id in your account first: the preview is sent there",
-                code="no_telegram_id",
+                code=Code.NO_TELEGRAM_ID,
             )
         call = build(post)
         telegram = await self._telegram(bot_id)
@@ -288,7 +288,7 @@ class BroadcastService(OwnerService):
             raise Refused(
                 f"Telegram refused the preview: {exc.description} (start the bot from that "
                 "account first)",
-                code="preview_refused",
+                code=Code.PREVIEW_REFUSED,
                 telegram=exc.description,
             ) from None
 

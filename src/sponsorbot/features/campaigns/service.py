@@ -29,7 +29,7 @@ from sponsorbot.features.channels.service import (
     parse_ref,
     refusal,
 )
-from sponsorbot.features.errors import Conflict, Invalid, NotFound
+from sponsorbot.features.errors import Code, Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.telegram import Bot, TelegramError
 
@@ -108,30 +108,33 @@ def check_draft(draft: Draft, now: datetime, *, creating: bool) -> Draft:
     """The draft with its name trimmed; Invalid, with a code, for anything unusable."""
     name = draft.name.strip()
     if not name:
-        raise Invalid("the campaign needs a name", code="campaign_name")
+        raise Invalid("the campaign needs a name", code=Code.CAMPAIGN_NAME)
     if len(name) > MAX_NAME:
-        raise Invalid(f"the name is longer than {MAX_NAME} characters", code="campaign_name")
+        raise Invalid(f"the name is longer than {MAX_NAME} characters", code=Code.CAMPAIGN_NAME)
     if draft.goal_joins is not None and draft.goal_joins <= 0:
-        raise Invalid("the goal must be at least 1 join (or none)", code="campaign_goal")
+        raise Invalid("the goal must be at least 1 join (or none)", code=Code.CAMPAIGN_GOAL)
     if draft.goal_kind not in GOAL_KINDS:
-        raise Invalid("the goal is counted in 'kept' joins or plain 'joins'", code="campaign_goal")
+        raise Invalid(
+            "the goal is counted in 'kept' joins or plain 'joins'", code=Code.CAMPAIGN_GOAL
+        )
     if draft.position not in POSITIONS:
-        raise Invalid("the position in the gate is 'first' or 'last'", code="campaign_position")
+        raise Invalid("the position in the gate is 'first' or 'last'", code=Code.CAMPAIGN_POSITION)
     if not 1 <= draft.retention_hours <= MAX_RETENTION_HOURS:
         raise Invalid(
-            f"the retention window is 1 to {MAX_RETENTION_HOURS} hours", code="campaign_retention"
+            f"the retention window is 1 to {MAX_RETENTION_HOURS} hours",
+            code=Code.CAMPAIGN_RETENTION,
         )
     for value in (draft.starts_at, draft.ends_at):
         if value is not None and value.tzinfo is None:
             raise Invalid("dates need a time zone (for example 2026-12-01T00:00:00Z)")
     starts = draft.starts_at or now
     if draft.ends_at is not None and (draft.ends_at <= now or draft.ends_at <= starts):
-        raise Invalid("the end date is in the past (or before the start)", code="campaign_ends")
+        raise Invalid("the end date is in the past (or before the start)", code=Code.CAMPAIGN_ENDS)
     if creating:
         if not draft.bot_ids:
-            raise Invalid("choose at least one bot for the campaign", code="campaign_bots")
+            raise Invalid("choose at least one bot for the campaign", code=Code.CAMPAIGN_BOTS)
         if not draft.channel.strip():
-            raise Invalid("name the sponsor's channel", code="channel_ref")
+            raise Invalid("name the sponsor's channel", code=Code.CHANNEL_REF)
     return replace(draft, name=name, bot_ids=tuple(dict.fromkeys(draft.bot_ids)))
 
 
@@ -187,7 +190,7 @@ class CampaignService(OwnerService):
             )
             raise Invalid(
                 said,
-                code="rights_missing",
+                code=Code.RIGHTS_MISSING,
                 missing=first["missing"],
                 bot_id=first["bot_id"],
                 bot=first["bot"],
@@ -195,12 +198,14 @@ class CampaignService(OwnerService):
             )
         chat = checks[0]
         if any(c.chat_id != chat.chat_id for c in checks):
-            raise Invalid("the bots see different chats under this reference", code="channel_ref")
+            raise Invalid(
+                "the bots see different chats under this reference", code=Code.CHANNEL_REF
+            )
         overlap = await self.pool.fetchrow(OVERLAP, chat.chat_id, list(draft.bot_ids), 0)
         if overlap is not None:
             raise Conflict(
                 f"campaign “{overlap['name']}” already runs on this channel in one of these bots",
-                code="campaign_overlap",
+                code=Code.CAMPAIGN_OVERLAP,
                 campaign_id=overlap["id"],
                 name=overlap["name"],
             )
@@ -235,7 +240,7 @@ class CampaignService(OwnerService):
                 raise Invalid(
                     f"@{names[bot_id]} cannot make an invite link in “{chat.title}” "
                     f"({exc.description}): give it the right {REQUIRED_RIGHT}",
-                    code="rights_missing",
+                    code=Code.RIGHTS_MISSING,
                     missing=[REQUIRED_RIGHT],
                     bot_id=bot_id,
                     bot=names[bot_id],
@@ -289,7 +294,7 @@ class CampaignService(OwnerService):
         """One campaign with its figures, links and per-bot breakdown."""
         row = await self.pool.fetchrow(queries.ONE, campaign_id)
         if row is None:
-            raise NotFound(f"no campaign {campaign_id}", code="campaign_missing")
+            raise NotFound(f"no campaign {campaign_id}", code=Code.CAMPAIGN_MISSING)
         return await self._full(dict(row), await self._zone())
 
     async def _full(self, campaign: dict[str, Any], zone: str) -> dict[str, Any]:
@@ -311,7 +316,7 @@ class CampaignService(OwnerService):
     ) -> tuple[list[dict[str, Any]], int]:
         """A page of campaigns, newest first, with their figures; and how many there are."""
         if status is not None and status not in STATUSES:
-            raise Invalid(f"the status is one of {', '.join(STATUSES)}", code="campaign_status")
+            raise Invalid(f"the status is one of {', '.join(STATUSES)}", code=Code.CAMPAIGN_STATUS)
         rows = await self.pool.fetch(queries.PAGE, status, bot_id, limit, offset)
         total = await self.pool.fetchval(queries.TOTAL, status, bot_id)
         campaigns = await self._figured([dict(r) for r in rows], await self._zone())
@@ -343,7 +348,7 @@ class CampaignService(OwnerService):
         """Change the name, goal, end date, retention window or position."""
         current = await self.get(campaign_id)
         if current["status"] in FINISHED:
-            raise Conflict("a finished campaign cannot be changed", code="campaign_finished")
+            raise Conflict("a finished campaign cannot be changed", code=Code.CAMPAIGN_FINISHED)
         fields = {k: v for k, v in changes.items() if k in Draft.__dataclass_fields__}
         draft = Draft(
             name=current["name"],
@@ -390,7 +395,7 @@ class CampaignService(OwnerService):
         moved = await self.pool.fetchval(SET_STATUS, campaign_id, to, self.clock(), list(sources))
         if moved is None:
             raise Conflict(
-                f"a {current['status']} campaign cannot be made {to}", code="campaign_state"
+                f"a {current['status']} campaign cannot be made {to}", code=Code.CAMPAIGN_STATE
             )
         await self._invalidate(campaign_id)
         return await self.get(campaign_id)
@@ -441,10 +446,10 @@ class CampaignService(OwnerService):
     async def report(self, token: str) -> dict[str, Any]:
         """What the sponsor's page shows, found by its token (NotFound once revoked)."""
         if not token or len(token) > 64:
-            raise NotFound("no such report", code="report_missing")
+            raise NotFound("no such report", code=Code.REPORT_MISSING)
         row = await self.pool.fetchrow(queries.BY_TOKEN, token)
         if row is None:
-            raise NotFound("no such report", code="report_missing")
+            raise NotFound("no such report", code=Code.REPORT_MISSING)
         zone = await self._zone()
         campaign = await self._full(dict(row), zone)
         campaign["hours"] = await self.hours(campaign, zone)

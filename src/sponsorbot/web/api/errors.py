@@ -17,27 +17,13 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from sponsorbot.features.errors import (
-    Conflict,
-    FeatureError,
-    Invalid,
-    NotFound,
-    Refused,
-    TooLarge,
-)
+from sponsorbot.features.errors import FeatureError
 from sponsorbot.telegram import TelegramError
 from sponsorbot.web.api.models import CODES
+from sponsorbot.web.panel.refusals import API_STATUS
 
 log = logging.getLogger(__name__)
 PROBED_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
-
-FEATURE_STATUS: dict[type[FeatureError], int] = {
-    NotFound: 404,
-    Conflict: 409,
-    Invalid: 422,
-    Refused: 400,
-    TooLarge: 413,
-}
 
 
 def error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -114,7 +100,7 @@ async def on_http(request: Request, exc: Exception) -> Response:
 def refusal(request: Request, exc: Exception) -> Response:
     """A service's or Telegram's refusal as JSON: the status, the message, a stable code."""
     if isinstance(exc, FeatureError):
-        status = next((s for cls, s in FEATURE_STATUS.items() if isinstance(exc, cls)), 400)
+        status = next((s for cls, s in API_STATUS.items() if isinstance(exc, cls)), 400)
         extra = {"code": exc.code} if exc.code else {}
         return error(status, exc.message, **extra, **exc.details)
     assert isinstance(exc, TelegramError)

@@ -11,7 +11,7 @@ from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.broadcasts.rules import Status
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
-from sponsorbot.features.errors import Invalid
+from sponsorbot.features.errors import Code, Invalid
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import Page
 from sponsorbot.web.api.models_broadcasts import (
@@ -49,7 +49,7 @@ async def create_broadcast(
     service = features.broadcasts
     may_pay(who, body.post.paid)
     if body.send == "schedule" and body.scheduled_at is None:
-        raise Invalid("give scheduled_at to schedule a broadcast", code="schedule_missing")
+        raise Invalid("give scheduled_at to schedule a broadcast", code=Code.SCHEDULE_MISSING)
     row = await service.create(bot_id, body.draft(), f"api:{who.name}")
     if body.send == "draft":
         return row

@@ -1,8 +1,8 @@
 """What the panel says when a feature refuses: one tuple of refusals, one text per refusal.
 
-Services raise `FeatureError`s with a stable `code`; here each code becomes a sentence in the
-viewer's language (the service's English message is the fallback). A refusal a route does not
-catch becomes a page: "not found" for `NotFound`, else the sentence on a card.
+Services raise `FeatureError`s with a stable `code`; its text in `refusals.REFUSALS` becomes a
+sentence in the viewer's language (the service's English message is the fallback). A refusal a
+route does not catch becomes a page: "not found" for `NotFound`, else the sentence on a card.
 """
 
 from __future__ import annotations
@@ -13,11 +13,21 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
-from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound, Refused, TooLarge
+from sponsorbot.features.errors import (
+    Code,
+    Conflict,
+    FeatureError,
+    Invalid,
+    NotFound,
+    Refused,
+    TooLarge,
+)
 from sponsorbot.telegram import TelegramError
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.refusals import REFUSALS
 from sponsorbot.web.panel.web import Viewer, render, viewer_of
 
+CODES = frozenset(Code)
 # What a call to a feature service may end in besides its answer: its own refusal, Telegram's,
 # or the network's.
 REFUSED: tuple[type[Exception], ...] = (FeatureError, TelegramError, OSError)
@@ -35,92 +45,44 @@ def megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.0f}"
 
 
-def _texts() -> dict[str, str]:
-    # Built per call: gettext answers in the language of the request being served.
-    return {
-        "token_malformed": _(
-            "This is not a bot token. It looks like 123456789:AAH… — copy it from @BotFather."
-        ),
-        "bot_exists": _("This bot is already connected."),
-        "webhook_unavailable": _(
-            "Webhook mode needs a public https address (SPONSORBOT_PUBLIC_URL). Use polling."
-        ),
-        "token_refused": _(
-            "Telegram refused this token. Check it in @BotFather, or create a new one."
-        ),
-        "webhook_refused": _(
-            "Telegram refused the webhook. Check SPONSORBOT_PUBLIC_URL (HTTPS, a valid "
-            "certificate)."
-        ),
-        "channel_ref": _("Use @name, a t.me link, a post link or an id like -100…; channels only."),
-        "chat_hidden": _(
-            "Telegram cannot show this chat to the bot. For a private channel, add the bot as "
-            "an administrator first."
-        ),
-        "no_storage_chat": _("Set the bot's storage chat first: uploaded files are kept there."),
-        "empty_file": _("Choose a file that is not empty."),
-        "storage_refused": _(
-            "Telegram refused the file in the storage chat. Check that the bot is an "
-            "administrator there and may post."
-        ),
-        "caption_too_long": _("A caption holds up to 1024 characters."),
-        "text_length": _("Write the text to hand out (up to 4096 characters)."),
-        "auto_delete_range": _(
-            "Minutes from 0 (never) to 2820 (47 hours): Telegram lets a bot delete its "
-            "messages only within 48 hours."
-        ),
-        "token_name": _("Name the token (1 to 100 characters), e.g. after the script using it."),
-        "unknown_role": _("Choose a role no higher than your own."),
-        "role_too_high": _("Choose a role no higher than your own."),
-        "gate_twice": _("A channel appears twice in the gate."),
-        "unknown_channels": _("Add these channels to the bot first."),
-        "campaign_name": _("Give the campaign a name of 1 to 200 characters."),
-        "campaign_goal": _("The goal is a whole number of joins, at least 1 (or empty for none)."),
-        "campaign_position": _("Choose first or last in the gate."),
-        "campaign_retention": _("The retention window is 1 to %(n)s hours.", n=24 * 90),
-        "campaign_ends": _("Choose an end date in the future, or none."),
-        "campaign_bots": _("Choose at least one bot for the campaign."),
-        "campaign_status": _("Choose a status from the list."),
-        "campaign_missing": _("This campaign does not exist."),
-        "report_missing": _("This report link does not exist or was withdrawn."),
-        "campaign_finished": _("A finished campaign cannot be changed."),
-        "campaign_state": _("The campaign cannot do that in its current state."),
-    }
+def say(code: str, **values: object) -> str | None:
+    """The text of a refusal code in the viewer's language (None for a code without one),
+    its placeholders filled with `values` or else with the table's own; with neither, the
+    translated text is returned unfilled, for the caller to fill."""
+    if code not in CODES:
+        return None
+    refusal = REFUSALS[Code(code)]
+    return _(refusal.text, **(values or dict(refusal.values)))
 
 
 def describe(exc: BaseException) -> str:
     """The refusal in the viewer's language."""
     if not isinstance(exc, FeatureError):
         return _("Telegram could not be reached. Try again in a minute.")
-    if exc.code == "rights_missing" and exc.details.get("bot"):
+    code = exc.code or ""
+    if code == Code.RIGHTS_MISSING and exc.details.get("bot"):
         lacking = exc.details.get("bots") or [exc.details]
         return " ".join(
             _campaign_rights(str(row["bot"]), list(row.get("missing", []))) for row in lacking
         )
-    if exc.code == "campaign_overlap":
+    if code == Code.CAMPAIGN_OVERLAP:
         name = exc.details.get("name")
         if not name:
             return _("Another campaign already runs on this channel in one of these bots.")
         # Filled in after translation: a name's digits stay as the owner typed them.
-        text = _("The campaign “%(name)s” already runs on this channel in one of these bots.")
-        return text % {"name": str(name)}
-    if exc.code == "rights_missing":
-        if "administrator" in exc.details.get("missing", []):
-            return _(
-                "The bot is not an administrator there: make it one, then add the channel again."
-            )
-        return _(
-            "The bot lacks the right “Invite users via link” there: grant it in the "
-            "channel's administrators, then add the channel again."
-        )
-    if exc.code == "too_large":
-        limit = int(exc.details.get("limit", 0))
-        return _(
-            "The file is larger than %(mb)s MB, the most a bot may upload.", mb=megabytes(limit)
-        )
-    if exc.code == "gate_full":
-        return _("A gate holds at most %(n)s channels.", n=exc.details.get("most", 0))
-    known = _texts().get(exc.code or "")
+        return str(say(code)) % {"name": str(name)}
+    if code == Code.RIGHTS_MISSING and "administrator" in exc.details.get("missing", []):
+        return _("The bot is not an administrator there: make it one, then add the channel again.")
+    if code == Code.TOO_LARGE:
+        return str(say(code, mb=megabytes(int(exc.details.get("limit", 0)))))
+    if code == Code.GATE_FULL:
+        return str(say(code, n=exc.details.get("most", 0)))
+    if code in (Code.POST_TEXT, Code.PREVIEW_REFUSED):
+        # Telegram's own words, filled in after translation: its byte offsets keep their
+        # Latin digits.
+        telegram = str(exc.details.get("telegram") or exc.message)
+        return str(say(code)) % {"error": telegram}
+    known = say(code)
     if known is not None:
         return known
     if isinstance(exc, NotFound):

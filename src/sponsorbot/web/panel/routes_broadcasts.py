@@ -98,35 +98,15 @@ NAMES = {
 
 
 def explain(exc: BaseException) -> str:
-    """A broadcast's refusal in the viewer's language; Telegram's own words stay as it sent
-    them (filled in after translation, so its byte offsets keep their Latin digits)."""
-    if not isinstance(exc, FeatureError):
-        return describe(exc)
-    code = exc.code or ""
-    telegram = str(exc.details.get("telegram") or exc.message)
-    if code == "post_text":
-        return _("Telegram refuses this text: %(error)s") % {"error": telegram}
-    if code == "preview_refused":
-        text = _("Telegram refused the preview (%(error)s). Start the bot from your account first.")
-        return text % {"error": telegram}
-    if code in STATUS_NAMES:  # a change the broadcast's status does not allow
+    """A broadcast's refusal in the viewer's language: a move its status does not allow names
+    the status (the refusal's code is the status itself), anything else is the refusal's own
+    text."""
+    code = exc.code if isinstance(exc, FeatureError) else None
+    if code in STATUS_NAMES:
         return _(
             "The broadcast is %(status)s: it cannot do that now.", status=_(STATUS_NAMES[code])
         )
-    texts = {
-        "broadcast_title": _("Give the broadcast a title of 1 to 200 characters."),
-        "media_kind": _("Say whether the file is a photo, a video or a document."),
-        "file_id": _("Give the media's Telegram file_id, or upload a file."),
-        "buttons": _("Up to 10 rows of up to 8 buttons, each with a text of 1 to 64 characters."),
-        "audience": _("Active within 1 to 3650 days; the language is English or Persian."),
-        "schedule_past": _("The scheduled time is in the past: choose a later one."),
-        "no_telegram_id": _(
-            "Set your Telegram id in your account first: the preview is sent there."
-        ),
-        "started": _("A broadcast cannot be changed once it has started."),
-        "not_draft": _("Only a draft can be deleted."),
-    }
-    return texts.get(code) or describe(exc)
+    return describe(exc)
 
 
 def _field_errors(exc: Exception) -> dict[str, str]:

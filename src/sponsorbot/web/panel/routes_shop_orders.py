@@ -15,7 +15,7 @@ from fastapi.responses import Response
 
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.accounts import users as accounts
-from sponsorbot.features.errors import Conflict, FeatureError, Invalid, NotFound
+from sponsorbot.features.errors import Code, Conflict, FeatureError, Invalid, NotFound
 from sponsorbot.features.shop.fulfil import delivered
 from sponsorbot.features.shop.rules import (
     MOVES,
@@ -385,7 +385,7 @@ def explain(exc: BaseException, action: str, state: str) -> str:
     if not isinstance(exc, FeatureError):
         return describe(exc)
     code = exc.code or ""
-    if code == "order_state":
+    if code == Code.ORDER_STATE:
         now = STATE_NAMES.get(str(exc.details.get("state") or state), "")
         if action == "hash":
             return _("This order is not waiting for a payment, so no hash can be added.")
@@ -394,19 +394,7 @@ def explain(exc: BaseException, action: str, state: str) -> str:
             state=_(now) if now else state,
             action=_(ACTIONS[action][1]),
         )
-    texts = {
-        "reason": _("Write the advertiser a reason, up to %(n)s characters.", n=MAX_REASON),
-        "shop_address": _("Set the shop's TRON address first, in the bot's Shop tab."),
-        "prices_unavailable": _(
-            "No TRX price is available right now: approve again in a minute, or accept USDT "
-            "only in the shop settings."
-        ),
-        "tx_hash": _(
-            "This is not a transaction hash: paste the 64-character hash or its TronScan link."
-        ),
-        "tx_hash_known": _("This hash is already being checked for this order."),
-    }
-    return texts.get(code) or describe(exc)
+    return describe(exc)
 
 
 def _status(exc: BaseException) -> int:
