@@ -3,14 +3,18 @@ by hand in base.html, and a list that contradicts itself refused."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import pkgutil
 from dataclasses import replace
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
 from sponsorbot.web import api, panel
+from sponsorbot.web.deps import Services
 from sponsorbot.web.parts.all import WEB_PARTS
 from sponsorbot.web.registry import (
     TEMPLATES,
@@ -126,3 +130,54 @@ def test_a_part_s_template_may_not_hide_a_shared_one(tmp_path: Path) -> None:
     assert part.template_dir == tmp_path / "notes"
     with pytest.raises(ValueError, match=r"base\.html is in"):
         check((*WEB_PARTS, part))
+
+
+def _shorthands() -> dict[str, type]:
+    """Services' named properties and the class each hands out."""
+    return {
+        name: get_type_hints(member.fget)["return"]
+        for name, member in inspect.getmembers(Services)
+        if isinstance(member, property) and member.fget is not None
+    }
+
+
+def _is_services(node: ast.expr) -> bool:
+    """`services_of(request)`, or a variable named `features` or `services` (what the route
+    modules call the Services they are handed)."""
+    if isinstance(node, ast.Call):
+        return getattr(node.func, "id", "") == "services_of"
+    return isinstance(node, ast.Name) and node.id in ("features", "services")
+
+
+def _services_used(name: str, shorthands: dict[str, type]) -> set[type]:
+    """The services a route module takes: by shorthand (`services_of(request).shop`) or by
+    class (`services.get(ShopService)`)."""
+    module = importlib.import_module(name)
+    used = set()
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.Attribute) and node.attr in shorthands and _is_services(node.value):
+            used.add(shorthands[node.attr])
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and _is_services(node.func.value)
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and isinstance(kind := getattr(module, node.args[0].id, None), type)
+        ):
+            used.add(kind)
+    return used
+
+
+def test_each_part_declares_the_services_its_routes_take() -> None:
+    shorthands = _shorthands()
+    assert len(shorthands) > 10
+    missing = []
+    for part in WEB_PARTS:
+        routers = [a.router for a in part.api] + list(part.panel)
+        modules = {route.endpoint.__module__ for r in routers for route in r.routes}  # type: ignore[attr-defined]
+        for module in sorted(modules):
+            for kind in _services_used(module, shorthands) - set(part.services):
+                missing.append(f"{part.name}: {module} uses {kind.__name__}")
+    assert not missing, "add them to the part's services: " + "; ".join(missing)
