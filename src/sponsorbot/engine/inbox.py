@@ -238,20 +238,24 @@ def done_with(statements: tuple[str, ...]) -> str:
 
 # A failure, decided in the database: a real error ($6 false) counts towards $3 failures; a
 # transient one ($6 true) only ends the update once it has been retried for $7 seconds.
+# The end time is chosen in the CTE, not in the UPDATE: Citus refuses a volatile function in an
+# UPDATE's CASE.
 MARK_FAILED = """
 WITH verdict AS (
-    SELECT id,
-           CASE WHEN (NOT $6 AND failures + 1 >= $3)
-                  OR ($6 AND COALESCE(retry_since, received_at) < now() - make_interval(secs => $7))
-                THEN 'dead' ELSE 'pending' END AS status
+    SELECT id, CASE WHEN d.dead THEN 'dead' ELSE 'pending' END AS status,
+           CASE WHEN d.dead THEN statement_timestamp() END AS handled_at
     FROM inbox
+    CROSS JOIN LATERAL (
+        SELECT (NOT $6 AND failures + 1 >= $3)
+               OR ($6 AND COALESCE(retry_since, received_at) < now() - make_interval(secs => $7))
+               AS dead
+    ) d
     WHERE id = $1 AND bot_id = $8 AND status = 'processing' AND attempts = $2
 )
 UPDATE inbox i SET status = v.status,
                    failures = i.failures + (NOT $6)::int,
                    next_attempt_at = now() + make_interval(secs => $4),
-                   locked_until = NULL, error = $5,
-                   handled_at = CASE WHEN v.status = 'dead' THEN statement_timestamp() END
+                   locked_until = NULL, error = $5, handled_at = v.handled_at
 FROM verdict v
 WHERE i.id = v.id AND i.bot_id = $8 AND i.status = 'processing' AND i.attempts = $2
 RETURNING i.status
