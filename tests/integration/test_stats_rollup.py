@@ -2,7 +2,9 @@
 
 Events, people and per-minute send counts are written at random moments around a clock
 change and a half-hour zone; the job folds up to a random moment; every figure a page reads
-for any span of days must equal counting the raw rows of that span.
+for any span of days must equal counting the raw rows of that span, whether it is read from
+days and hours or from whole months less the days outside the span; and the monthly roll-ups
+always equal the sums of the daily and hourly ones.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sponsorbot.features.stats.hours import Span, day_start, hour_start
-from sponsorbot.features.stats.report import Report
+from sponsorbot.features.stats.report import CHANNEL_KINDS, CONTENT_KINDS, Report, Scope
 from sponsorbot.features.stats.rollup import drop_old, roll_up
 from tests.examples import DEV_DATABASE, examples
 
@@ -43,7 +45,7 @@ ON CONFLICT DO NOTHING
 """
 RESET = """
 TRUNCATE events, people, send_stats, stats_hourly, stats_days, stats_daily, stats_visits,
-         stats_totals;
+         stats_totals, stats_monthly, stats_week_hours;
 UPDATE stats_rollup SET zone = 'UTC', done_until = NULL, totals_until = NULL;
 """
 ZONE = "UPDATE workspace SET time_zone = $1 WHERE id = 1"
@@ -54,6 +56,35 @@ RAW_VISITORS = """
 SELECT count(DISTINCT (bot_id, user_id)) FROM sponsorbot_stat_facts($1, $2, NULL)
 WHERE user_id IS NOT NULL AND kind IN
       ('started', 'gate_shown', 'gate_passed', 'content_sent', 'unknown_code', 'visitor_new')
+"""
+# What a funnel reads, and the heat map, counted from the raw facts of [$1, $2).
+RAW_BY_DIM = """
+SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM sponsorbot_stat_facts($1, $2, NULL)
+WHERE kind = ANY ($3::text[]) AND dim <> '' GROUP BY 1, 2, 3
+"""
+RAW_HEAT = """
+SELECT extract(isodow FROM h AT TIME ZONE $3)::int - 1 AS weekday,
+       extract(hour FROM h AT TIME ZONE $3)::int AS hour, sum(n)::bigint AS n
+FROM (SELECT date_trunc('hour', at, $3) AS h, n FROM sponsorbot_stat_facts($1, $2, NULL)
+      WHERE kind = 'started') f
+GROUP BY 1, 2
+"""
+# Rows where a monthly roll-up differs from the sum of the days or hours it stands for.
+MONTHS_DIFFER = """
+SELECT count(*) FROM (
+    SELECT bot_id, date_trunc('month', day)::date AS month, kind, dim, sum(n) AS n
+    FROM stats_daily GROUP BY 1, 2, 3, 4
+) d FULL JOIN stats_monthly m USING (bot_id, month, kind, dim)
+WHERE d.n IS DISTINCT FROM m.n
+"""
+WEEK_HOURS_DIFFER = """
+SELECT count(*) FROM (
+    SELECT h.bot_id, date_trunc('month', h.hour AT TIME ZONE r.zone)::date AS month, h.kind,
+           extract(isodow FROM h.hour AT TIME ZONE r.zone)::int - 1 AS weekday,
+           extract(hour FROM h.hour AT TIME ZONE r.zone)::int AS hour, sum(h.n) AS n
+    FROM stats_hourly h, stats_rollup r GROUP BY 1, 2, 3, 4, 5
+) d FULL JOIN stats_week_hours w USING (bot_id, month, kind, weekday, hour)
+WHERE d.n IS DISTINCT FROM w.n
 """
 
 ORIGIN = datetime(2024, 11, 1, 12, tzinfo=UTC)  # New York's clock goes back on 3 November
@@ -71,11 +102,14 @@ events = st.lists(
 )
 
 
-async def _write(pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]]) -> None:
+async def _write(
+    pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]], origin: datetime = ORIGIN
+) -> None:
     await pool.execute(BOTS)
-    for month in (ORIGIN, ORIGIN + timedelta(days=31)):
-        await pool.execute("SELECT sponsorbot_events_month($1)", month)
-    at = [ORIGIN + timedelta(minutes=m, seconds=7) for _, m, *_ in rows]
+    last = max((m for _, m, *_ in rows), default=0)
+    for days in range(0, last // (24 * 60) + 32, 28):
+        await pool.execute("SELECT sponsorbot_events_month($1)", origin + timedelta(days=days))
+    at = [origin + timedelta(minutes=m, seconds=7) for _, m, *_ in rows]
     channel = [k in ("joined", "left") for _, _, k, *_ in rows]
     await pool.execute(
         EVENTS,
@@ -87,7 +121,7 @@ async def _write(pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]])
         [-100 - d if c else None for c, (*_, d) in zip(channel, rows, strict=True)],
         ['{"missing": [-101, -102]}' if k == "gate_shown" else None for _, _, k, *_ in rows],
     )
-    first = {(b, u): ORIGIN + timedelta(minutes=m) for b, m, _, u, _ in reversed(rows)}
+    first = {(b, u): origin + timedelta(minutes=m) for b, m, _, u, _ in reversed(rows)}
     await pool.execute(
         PEOPLE,
         [b for b, _ in first],
@@ -95,7 +129,7 @@ async def _write(pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]])
         list(first.values()),
         ["fa" if u % 2 else "en" for _, u in first],
     )
-    minutes = {(b, ORIGIN + timedelta(minutes=m)): m % 7 for b, m, *_ in rows}
+    minutes = {(b, origin + timedelta(minutes=m)): m % 7 for b, m, *_ in rows}
     await pool.execute(
         SENDS,
         [b for b, _ in minutes],
@@ -122,7 +156,32 @@ async def _check(pool: asyncpg.Pool, zone: str, span: Span) -> None:
     for hours in hourly.values():
         assert all(h == hour_start(h, zone) for h in hours)
     heat = await report.heat(scope, "started")
-    assert sum(heat.values()) == raw.get("started", 0)
+    assert heat == {
+        (r["weekday"], r["hour"]): r["n"] for r in await pool.fetch(RAW_HEAT, start, end, zone)
+    }
+    await _funnels_agree(pool, report, scope)
+    assert await pool.fetchval(MONTHS_DIFFER) == 0
+    assert await pool.fetchval(WEEK_HOURS_DIFFER) == 0
+
+
+async def _funnels_agree(pool: asyncpg.Pool, report: Report, scope: Scope) -> None:
+    """The content and channel funnels equal the raw facts of the scope, by dimension."""
+    start, end = scope.span.bounds(scope.zone)
+    content: dict[int, dict[str, int]] = {}
+    for r in await pool.fetch(RAW_BY_DIM, start, end, CONTENT_KINDS):
+        per = content.setdefault(int(r["dim"]), dict.fromkeys(CONTENT_KINDS, 0))
+        per[r["kind"]] += r["n"]
+    got = {c["id"]: {k: c[k] for k in CONTENT_KINDS} for c in await report.content_funnel(scope)}
+    assert got == content
+    channels: dict[tuple[int, int], dict[str, int]] = {}
+    for r in await pool.fetch(RAW_BY_DIM, start, end, CHANNEL_KINDS):
+        key = (int(r["bot_id"]), int(r["dim"]))
+        channels.setdefault(key, dict.fromkeys(CHANNEL_KINDS, 0))[r["kind"]] = r["n"]
+    got_channels = {
+        (c["bot_id"], c["chat_id"]): {k: c[k] for k in CHANNEL_KINDS}
+        for c in await report.channel_funnel(scope)
+    }
+    assert got_channels == channels
 
 
 @settings(
@@ -150,6 +209,49 @@ async def test_rollups_plus_the_live_tail_equal_the_raw_facts(
     await _write(pool, rows)
     await roll_up(pool, now=ORIGIN + timedelta(hours=folded_to))
     base = ORIGIN.astimezone().date() + timedelta(days=first)
+    await _check(pool, zone, Span(base, base + timedelta(days=days - 1)))
+
+
+# Over two and a half months: spans long enough to read whole months, less days at their ends.
+LONG_START = datetime(2024, 9, 20, 9, tzinfo=UTC)
+LONG_DAYS = 75
+long_events = st.lists(
+    st.tuples(
+        st.integers(1, 2),
+        st.integers(0, LONG_DAYS * 24 * 60),
+        st.sampled_from(KINDS),
+        st.integers(1, 6),
+        st.integers(1, 3),
+    ),
+    max_size=120,
+)
+
+
+@settings(
+    max_examples=examples(25, dev=DEV_DATABASE),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    rows=long_events,
+    zone=st.sampled_from(["UTC", "Asia/Tehran", "America/New_York"]),
+    folded_to=st.integers(0, (LONG_DAYS + 2) * 24),
+    first=st.integers(-2, LONG_DAYS),
+    days=st.integers(1, LONG_DAYS),
+)
+async def test_long_spans_read_from_months_equal_the_raw_facts(
+    pool: asyncpg.Pool,
+    rows: list[tuple[int, int, str, int, int]],
+    zone: str,
+    folded_to: int,
+    first: int,
+    days: int,
+) -> None:
+    await pool.execute(RESET)
+    await pool.execute(ZONE, zone)
+    await _write(pool, rows, LONG_START)
+    await roll_up(pool, now=LONG_START + timedelta(hours=folded_to))
+    base = LONG_START.date() + timedelta(days=first)
     await _check(pool, zone, Span(base, base + timedelta(days=days - 1)))
 
 

@@ -2,7 +2,9 @@
 workspace's zone, per hour, per weekday and hour, and per content, channel and campaign.
 
 Every query is two parts added together: the roll-ups (stats_days, stats_daily,
-stats_hourly, stats_visits, stats_totals) for the facts before `done_until`, and
+stats_hourly, stats_visits, stats_totals, and for long spans the monthly stats_monthly and
+stats_week_hours, read as whole months less the days outside the span: months.py) for the
+facts before `done_until`, and
 `sponsorbot_stat_facts` from there on, so a figure is exact whether the job ran a minute ago
 or is rebuilding after a zone change (then the zone's roll-ups are not used at all and
 everything is counted from the facts).
@@ -24,6 +26,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.features.stats.hours import Span
+from sponsorbot.features.stats.months import cover
 from sponsorbot.features.stats.rollup import VISITOR_KINDS
 
 STATE = """
@@ -55,7 +58,8 @@ SELECT kind, sum(n)::bigint AS n FROM (
 """
 # Distinct visitors = those of the rolled days (ROLLED_VISITORS, which only a roll-up step
 # changes, so Report keeps it) + those of the live tail not among them (LIVE_VISITORS: a few
-# hundred people, each looked up by (bot, day, person) in the primary key; $8 the span's days).
+# hundred people, each looked up by (bot, person) in stats_visits_by_user; $6 and $7 the span's
+# first and last days).
 ROLLED_VISITORS = """
 SELECT count(*) FROM (
     SELECT DISTINCT bot_id, user_id FROM stats_visits
@@ -66,7 +70,7 @@ LIVE_VISITORS = f"""
 SELECT count(*) FROM (SELECT DISTINCT bot_id, user_id FROM {HOUR_FACTS} WHERE {IS_VISIT}) l
 WHERE NOT ($4::boolean AND EXISTS (
     SELECT 1 FROM stats_visits v
-    WHERE v.bot_id = l.bot_id AND v.day = ANY ($6::date[]) AND v.user_id = l.user_id))
+    WHERE v.bot_id = l.bot_id AND v.user_id = l.user_id AND v.day >= $6 AND v.day <= $7))
 """
 CACHED = 512  # rolled visitor counts kept per process (one per bots, days and roll-up step)
 BY_BOT = f"""
@@ -81,12 +85,20 @@ SELECT bot_id, count(*) AS n FROM (
     UNION SELECT bot_id, user_id FROM {FACTS} WHERE {IS_VISIT}
 ) v GROUP BY 1
 """
-# $8 kinds.
+# Like the queries by the hour, with $6 kinds, $7 the months read whole, $8 days added, $9 days
+# taken away (months.Cover). A sum of rolled rows is 0 only where days taken away cancel it.
+# ROLLED: the rolled rows of the bots and kinds, when the roll-ups are usable.
+ROLLED = "$4::boolean AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($6::text[])"
 BY_DIM = f"""
 SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
-    SELECT bot_id, kind, dim, n FROM stats_daily WHERE {DAYS} AND kind = ANY ($8::text[])
-    UNION ALL SELECT bot_id, kind, dim, n FROM {FACTS} WHERE kind = ANY ($8::text[])
-) t GROUP BY 1, 2, 3
+    SELECT bot_id, kind, dim, n FROM stats_monthly
+    WHERE {ROLLED} AND month = ANY ($7::date[])
+    UNION ALL SELECT bot_id, kind, dim, n FROM stats_daily
+    WHERE {ROLLED} AND day = ANY ($8::date[])
+    UNION ALL SELECT bot_id, kind, dim, -n FROM stats_daily
+    WHERE {ROLLED} AND day = ANY ($9::date[])
+    UNION ALL SELECT bot_id, kind, dim, n FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
+) t GROUP BY 1, 2, 3 HAVING sum(n) <> 0
 """
 # $8 kinds, $9 zone.
 DAILY = f"""
@@ -105,14 +117,25 @@ SELECT bot_id, hour, kind, sum(n)::bigint AS n FROM (
     FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
 ) t GROUP BY 1, 2, 3
 """
-# Weekday (0 = Monday) and hour of the day on the workspace's clock.
+# Weekday (0 = Monday) and hour of the day on the workspace's clock: the months read whole
+# ($8) from stats_week_hours, and the hours of runs of days [$9, $10) added or taken away
+# ($11: 1 or -1) from stats_hourly (months.Cover).
 HEAT = f"""
-SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1 AS weekday,
-       extract(hour FROM hour AT TIME ZONE $7)::int AS hour, sum(n)::bigint AS n
-FROM (
-    SELECT hour, n FROM stats_hourly WHERE {HOURS} AND kind = ANY ($6::text[])
-    UNION ALL SELECT date_trunc('hour', at, $7), n FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
-) t GROUP BY 1, 2
+SELECT weekday, hour, sum(n)::bigint AS n FROM (
+    SELECT weekday::int, hour::int, n FROM stats_week_hours
+    WHERE {ROLLED} AND month = ANY ($8::date[])
+  UNION ALL
+    SELECT extract(isodow FROM h.hour AT TIME ZONE $7)::int - 1,
+           extract(hour FROM h.hour AT TIME ZONE $7)::int, r.sign * h.n
+    FROM unnest($9::timestamptz[], $10::timestamptz[], $11::int[]) AS r (a, b, sign)
+    JOIN stats_hourly h ON h.hour >= r.a AND h.hour < r.b
+    WHERE {ROLLED}
+  UNION ALL
+    SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1,
+           extract(hour FROM hour AT TIME ZONE $7)::int, n
+    FROM (SELECT date_trunc('hour', at, $7) AS hour, n FROM {HOUR_FACTS}
+          WHERE kind = ANY ($6::text[])) f
+) t GROUP BY 1, 2 HAVING sum(n) <> 0
 """
 # All time, for one bot's content list: $1 bot, $2 content ids as text, $3 kinds.
 CONTENT_TOTALS = """
@@ -199,6 +222,16 @@ class Scope:
         start, end = self.span.bounds(self.zone)
         return (self.bots, self.span.first, self.span.last, start, end, self.usable, self.done)
 
+    def by_dim_args(self, kinds: list[str]) -> tuple[Any, ...]:
+        """The parameters of BY_DIM: the bots, the span's bounds, the roll-up's progress,
+        the kinds, and the span in months."""
+        start, end = self.span.bounds(self.zone)
+        months = cover(self.span)
+        return (
+            *(self.bots, start, end, self.usable, self.done, kinds),
+            *(months.months, months.plus_days(), months.minus_days()),
+        )
+
 
 def _title(text: str | None) -> str | None:
     """The first line of `text`, cut to TITLE_CHARS (None when there is no text)."""
@@ -260,7 +293,8 @@ class Report:
             totals = {str(r["kind"]): int(r["n"]) for r in rows}
             visitors = await self._rolled_visitors(conn, scope)
             start, end = scope.span.bounds(scope.zone)
-            args = (scope.bots, start, end, scope.usable, scope.done, scope.span.dates())
+            first, last = scope.span.first, scope.span.last
+            args = (scope.bots, start, end, scope.usable, scope.done, first, last)
             visitors += int(await conn.fetchval(LIVE_VISITORS, *args))
         totals["visitors"] = visitors
         totals["returning"] = max(0, visitors - totals.get("visitor_new", 0))
@@ -326,9 +360,10 @@ class Report:
     async def heat(self, scope: Scope, kind: str = "started") -> dict[tuple[int, int], int]:
         """(weekday, hour) → count of `kind` over the scope, weekday 0 being Monday."""
         start, end = scope.span.bounds(scope.zone)
+        months = cover(scope.span)
         async with self._read(scope) as (conn, scope):
             args = (scope.bots, start, end, scope.usable, scope.done, [kind], scope.zone)
-            rows = await conn.fetch(HEAT, *args)
+            rows = await conn.fetch(HEAT, *args, months.months, *months.bounds(scope.zone))
         return {(r["weekday"], r["hour"]): int(r["n"]) for r in rows}
 
     async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
@@ -341,7 +376,7 @@ class Report:
 
     async def _by_dim(self, scope: Scope, kinds: list[str]) -> list[asyncpg.Record]:
         async with self._read(scope) as (conn, scope):
-            return list(await conn.fetch(BY_DIM, *scope.args(), kinds))
+            return list(await conn.fetch(BY_DIM, *scope.by_dim_args(kinds)))
 
     async def content_funnel(self, scope: Scope) -> list[dict[str, Any]]:
         """Per content item: opened, gated, joined (while its gate was open), passed,
@@ -400,7 +435,7 @@ class Report:
             campaigns = await conn.fetch(CAMPAIGNS, scope.bots, start, end)
             if not campaigns:
                 return []
-            counts = await conn.fetch(BY_DIM, *scope.args(), CAMPAIGN_KINDS)
+            counts = await conn.fetch(BY_DIM, *scope.by_dim_args(CAMPAIGN_KINDS))
             ids = [c["id"] for c in campaigns]
             members = {
                 int(r["campaign_id"]): r

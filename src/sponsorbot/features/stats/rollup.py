@@ -80,6 +80,18 @@ WITH f AS MATERIALIZED (
     INSERT INTO stats_daily AS s (bot_id, day, kind, dim, n)
     SELECT bot_id, (hour AT TIME ZONE $3)::date, kind, dim, sum(n) FROM f GROUP BY 1, 2, 3, 4
     ON CONFLICT (bot_id, day, kind, dim) DO UPDATE SET n = s.n + excluded.n
+), monthly AS (
+    INSERT INTO stats_monthly AS s (bot_id, month, kind, dim, n)
+    SELECT bot_id, date_trunc('month', hour AT TIME ZONE $3)::date, kind, dim, sum(n)
+    FROM f GROUP BY 1, 2, 3, 4
+    ON CONFLICT (bot_id, month, kind, dim) DO UPDATE SET n = s.n + excluded.n
+), week_hours AS (
+    INSERT INTO stats_week_hours AS s (bot_id, month, kind, weekday, hour, n)
+    SELECT bot_id, date_trunc('month', hour AT TIME ZONE $3)::date, kind,
+           extract(isodow FROM hour AT TIME ZONE $3)::int - 1,
+           extract(hour FROM hour AT TIME ZONE $3)::int, sum(n)
+    FROM f GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (bot_id, month, kind, weekday, hour) DO UPDATE SET n = s.n + excluded.n
 )
 INSERT INTO stats_visits (bot_id, day, user_id)
 SELECT DISTINCT bot_id, (hour AT TIME ZONE $3)::date, user_id FROM f
@@ -97,6 +109,31 @@ FORGET_HOURS = "DELETE FROM stats_hourly WHERE hour >= $1"
 FORGET_DAYS = "DELETE FROM stats_days WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_DAILY = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_VISITS = "DELETE FROM stats_visits WHERE day >= ($1 AT TIME ZONE $2)::date"
+# The months from the one holding $1 (in the zone $2; NULL: every month) are summed again from
+# what is left of their days and hours, so that the monthly roll-ups stay those sums.
+FORGET_MONTHLY = """
+DELETE FROM stats_monthly
+WHERE $1::timestamptz IS NULL OR month >= date_trunc('month', $1 AT TIME ZONE $2)::date
+"""
+FORGET_WEEK_HOURS = """
+DELETE FROM stats_week_hours
+WHERE $1::timestamptz IS NULL OR month >= date_trunc('month', $1 AT TIME ZONE $2)::date
+"""
+REMONTH = """
+INSERT INTO stats_monthly (bot_id, month, kind, dim, n)
+SELECT bot_id, date_trunc('month', day)::date, kind, dim, sum(n) FROM stats_daily
+WHERE $1::timestamptz IS NULL OR day >= date_trunc('month', $1 AT TIME ZONE $2)::date
+GROUP BY 1, 2, 3, 4
+"""
+REWEEK = """
+INSERT INTO stats_week_hours (bot_id, month, kind, weekday, hour, n)
+SELECT bot_id, date_trunc('month', hour AT TIME ZONE $2)::date, kind,
+       extract(isodow FROM hour AT TIME ZONE $2)::int - 1,
+       extract(hour FROM hour AT TIME ZONE $2)::int, sum(n)
+FROM stats_hourly
+WHERE $1::timestamptz IS NULL OR hour >= date_trunc('month', $1 AT TIME ZONE $2) AT TIME ZONE $2
+GROUP BY 1, 2, 3, 4, 5
+"""
 REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = now() WHERE id = 1"
 
 # Rewinding to $1 (a day's start in the zone $2): take out of the all-time totals what they
@@ -167,6 +204,11 @@ async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
         await conn.execute(FORGET_DAYS, cut, old)
         await conn.execute(FORGET_DAILY, cut, old)
         await conn.execute(FORGET_VISITS, cut, old)
+        await conn.execute(FORGET_MONTHLY, cut, old)
+        await conn.execute(REMONTH, cut, old)
+    # Every hour kept goes by weekday and hour of the new clock, as the pages read them.
+    await conn.execute(FORGET_WEEK_HOURS, None, new)
+    await conn.execute(REWEEK, None, new)
     await conn.execute(REZONED, new)
     log.info("statistics: the zone changed from %s to %s; rebuilding the roll-ups", old, new)
 
@@ -189,6 +231,8 @@ async def rewind(conn: asyncpg.Connection, since: datetime) -> None:
         await conn.execute(FORGET_DAYS, cut, zone)
         await conn.execute(FORGET_DAILY, cut, zone)
         await conn.execute(FORGET_VISITS, cut, zone)
+        for statement in (FORGET_MONTHLY, REMONTH, FORGET_WEEK_HOURS, REWEEK):
+            await conn.execute(statement, cut, zone)
     await conn.execute(REWOUND, cut)
 
 
