@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from sponsorbot.features.campaigns import queries
-from sponsorbot.features.campaigns.credit import JOIN, LEAVE
+from sponsorbot.features.campaigns.credit import JOIN, leave
 from sponsorbot.features.campaigns.rules import Join, Leave, Member, apply, count
 
 BOTS = (101, 102)
@@ -91,7 +91,8 @@ async def test_sql_and_rules_agree_in_any_order(pool: asyncpg.Pool) -> None:
                 if kind == "join":
                     await conn.execute(JOIN, bot, CHAT, user, at, link)
                 else:
-                    await conn.execute(LEAVE, bot, CHAT, user, at)
+                    async with conn.transaction():
+                        await leave(conn, bot, CHAT, user, at)
 
     # Four connections at once, as several workers would.
     await asyncio.gather(*(run(work[i::4]) for i in range(4)))
@@ -116,11 +117,13 @@ async def test_nothing_is_credited_to_a_campaign_that_is_not_running(pool: async
     campaign_id = await setup(pool)
     await pool.execute("UPDATE campaigns SET status = 'ended' WHERE id = $1", campaign_id)
     await pool.execute(JOIN, 101, CHAT, 5, T0, LINKS[101])
-    await pool.execute(LEAVE, 101, CHAT, 6, T0)
+    async with pool.acquire() as conn:
+        await leave(conn, 101, CHAT, 6, T0)
     assert await pool.fetchval("SELECT count(*) FROM campaign_members") == 0
     # A member the campaign already has still gets their leave recorded after it ended.
     await pool.execute("UPDATE campaigns SET status = 'running' WHERE id = $1", campaign_id)
     await pool.execute(JOIN, 101, CHAT, 5, T0, LINKS[101])
     await pool.execute("UPDATE campaigns SET status = 'ended' WHERE id = $1", campaign_id)
-    await pool.execute(LEAVE, 101, CHAT, 5, T0 + timedelta(hours=1))
+    async with pool.acquire() as conn:
+        await leave(conn, 101, CHAT, 5, T0 + timedelta(hours=1))
     assert await pool.fetchval("SELECT left_at FROM campaign_members") == T0 + timedelta(hours=1)

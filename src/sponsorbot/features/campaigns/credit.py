@@ -1,10 +1,13 @@
-"""Crediting campaigns from chat_member updates: one upsert per join or leave, no read phase
-and no Telegram call. `rules.py` is the same fold in Python; the tests hold the two together."""
+"""Crediting campaigns from chat_member updates: one upsert per join, and per leave a look for
+the bot's campaigns on the chat before an upsert for each; no Telegram call. `rules.py` is the same fold in Python; the tests hold the two together."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
+
+import asyncpg
 
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.campaigns.rules import MAX_LEAVES
@@ -37,19 +40,34 @@ ON CONFLICT (campaign_id, user_id) DO UPDATE SET
     outside_at = LEAST(m.outside_at, excluded.outside_at)
 """
 # A leave is kept for a live campaign, or for a person the campaign already has a record of
-# (the retention window goes on after the campaign reached its goal or ended).
-LEAVE = f"""
-INSERT INTO campaign_members AS m (campaign_id, user_id, leaves)
-SELECT c.id, $3, ARRAY[$4::timestamptz]
+# (the retention window goes on after the campaign reached its goal or ended). In two steps,
+# the bot's campaigns on the chat, then one upsert per campaign, because Citus cannot look up
+# a campaign's record beside the bot's campaigns in one statement: campaign_members is
+# distributed by campaign, campaign_bots by bot (docs/scaling.md). Without a campaign on the
+# chat, the usual case, that is the one statement it was.
+LEAVE_CAMPAIGNS = f"""
+SELECT c.id, c.status IN ('running', 'paused') AS live
 FROM campaigns c
 JOIN campaign_bots b ON b.campaign_id = c.id AND b.bot_id = $1
-WHERE c.chat_id = $2 AND $4 >= c.starts_at - {SKEW}
-  AND (c.status IN ('running', 'paused')
-       OR EXISTS (SELECT 1 FROM campaign_members x WHERE x.campaign_id = c.id AND x.user_id = $3))
+WHERE c.chat_id = $2 AND $3 >= c.starts_at - {SKEW}
+"""
+# $1 campaign, $2 person, $3 when, $4 whether the campaign is live.
+LEAVE = f"""
+INSERT INTO campaign_members AS m (campaign_id, user_id, leaves)
+SELECT $1, $2, ARRAY[$3::timestamptz]
+WHERE $4 OR EXISTS (SELECT 1 FROM campaign_members x WHERE x.campaign_id = $1 AND x.user_id = $2)
 ON CONFLICT (campaign_id, user_id) DO UPDATE SET
     leaves = ARRAY(SELECT DISTINCT l FROM unnest(m.leaves || excluded.leaves) AS l
                    ORDER BY l LIMIT {MAX_LEAVES})
 """
+
+
+async def leave(
+    conn: asyncpg.Connection, bot_id: int, chat_id: int, user_id: int, at: datetime
+) -> None:
+    """Record a leave for every campaign of the bot on the chat that keeps it."""
+    for campaign in await conn.fetch(LEAVE_CAMPAIGNS, bot_id, chat_id, at):
+        await conn.execute(LEAVE, campaign["id"], user_id, at, campaign["live"])
 
 
 async def chat_member(body: dict[str, Any], ctx: Context) -> None:
@@ -68,7 +86,9 @@ async def chat_member(body: dict[str, Any], ctx: Context) -> None:
         link = (body.get("invite_link") or {}).get("invite_link")
         ctx.uow.write_in_order(JOIN, ctx.bot.id, chat_id, user_id, at, link)
     else:
-        ctx.uow.write_in_order(LEAVE, ctx.bot.id, chat_id, user_id, at)
+        ctx.uow.run_in_transaction(
+            partial(leave, bot_id=ctx.bot.id, chat_id=chat_id, user_id=user_id, at=at)
+        )
 
 
 def _when(date: Any) -> datetime:
