@@ -13,6 +13,7 @@ import asyncpg
 
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.service import Draft
 from sponsorbot.features.content.service import NewContent
 from sponsorbot.web.deps import Services
@@ -35,7 +36,7 @@ class Network:
     channel: dict[str, Any]
     contents: list[dict[str, Any]]
 
-    async def campaign(self, **fields: Any) -> dict[str, Any]:
+    async def campaign(self, **fields: Any) -> Campaign:
         """Create a campaign on the sponsor channel through both bots (fields override)."""
         values: dict[str, Any] = {
             "name": "Winter sponsor",

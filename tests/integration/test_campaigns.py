@@ -12,12 +12,13 @@ import asyncpg
 import pytest
 
 from sponsorbot.features.botconfig import ConfigCache
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from tests.integration.campaignkit import Network, network, urls
 from tests.kit import eventually, make_settings, running_engine
 
 
-async def counts(n: Network, campaign_id: int) -> dict[str, Any]:
+async def counts(n: Network, campaign_id: int) -> Campaign:
     return await n.features.campaigns.get(campaign_id)
 
 

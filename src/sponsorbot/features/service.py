@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from typing import Any
+
 import asyncpg
 
 from sponsorbot.features.botconfig import ConfigCache
@@ -33,3 +36,18 @@ class OwnerService:
             await self.bots.get(bot_id)
             raise NotFound(missing)
         self.config.invalidate(bot_id)
+
+
+class Record:
+    """A base for the owner services' typed results (frozen dataclasses): their fields read by
+    name as well, `campaign["status"]` and `{**campaign}`, for the callers written when the
+    results were dicts (the gate's page, the shop's fulfilment, the tests)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def keys(self) -> list[str]:
+        """The field names, in order."""
+        return [f.name for f in fields(self)]  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ the web parts installed."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from fastapi import Request
 
@@ -128,7 +128,6 @@ def services_of(request: Request) -> Services:
     return services
 
 
-def report_url(request: Request, campaign: dict[str, Any]) -> str | None:
-    """The address of a campaign's sponsor report (None while it has no link)."""
-    token = campaign.get("report_token")
+def report_url(request: Request, token: str | None) -> str | None:
+    """The address of a campaign's sponsor report, by its token (None while it has no link)."""
     return f"{str(request.base_url).rstrip('/')}/r/{token}" if token else None

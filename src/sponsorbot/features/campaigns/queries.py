@@ -6,13 +6,15 @@ has passed with no leave inside it, left when a leave came inside it, waiting ot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
-from sponsorbot.features.campaigns.rules import Counts
+from sponsorbot.features.campaigns.rules import Counts, Status
+from sponsorbot.features.service import Record
 
 CAMPAIGN_COLUMNS = """c.id, c.name, c.chat_id, c.chat_title, c.chat_username, c.join_requests,
     c.goal_joins, c.goal_kind, c.starts_at, c.ends_at, c.retention, c.position, c.status,
@@ -94,6 +96,70 @@ LEFT JOIN (
 ORDER BY s.hour
 """
 MAX_HOURS = 24 * 62  # the chart's widest range, two months of hours
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignLink(Record):
+    """One bot of a campaign: its invite link and, on a campaign read whole, what came
+    through it."""
+
+    bot_id: int
+    username: str
+    invite_link: str
+    revoked_at: datetime | None
+    joins: int = 0
+    kept: int = 0
+    left: int = 0
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> CampaignLink:
+        """A link from its row (with or without its counts)."""
+        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
+
+
+@dataclass(frozen=True, slots=True)
+class Campaign(Record):
+    """A campaign as the owner reads it: what was set, where it stands, its figures (as in
+    `rules.Counts`; `progress` in what its goal counts, `percent` of the goal), and its bots'
+    links. `by_bot` is the links with their figures, on a campaign read whole."""
+
+    id: int
+    name: str
+    chat_id: int
+    chat_title: str
+    chat_username: str | None
+    join_requests: bool
+    goal_joins: int | None
+    goal_kind: str
+    starts_at: datetime
+    ends_at: datetime | None
+    retention_hours: int
+    position: str
+    status: Status
+    status_at: datetime
+    report_token: str | None
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+    joins: int
+    kept: int
+    left: int
+    waiting: int
+    outside_gate: int
+    joins_today: int
+    progress: int
+    percent: int | None
+    links: tuple[CampaignLink, ...]
+    by_bot: tuple[CampaignLink, ...] = ()
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Campaign:
+        """A campaign from a row with its figures and links (`service.describe`)."""
+        values = {f.name: row[f.name] for f in fields(cls) if f.name in row}
+        values["status"] = Status(row["status"])
+        values["links"] = tuple(CampaignLink.of(link) for link in row["links"])
+        values["by_bot"] = tuple(CampaignLink.of(link) for link in row.get("by_bot", ()))
+        return cls(**values)
 
 
 def counts_of(row: asyncpg.Record | dict[str, Any] | None) -> Counts:

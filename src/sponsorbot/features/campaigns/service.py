@@ -12,6 +12,7 @@ from typing import Any
 
 from sponsorbot.features.accounts.workspace import load as load_workspace
 from sponsorbot.features.campaigns import queries
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.rules import (
     FINISHED,
     GOAL_KINDS,
@@ -163,7 +164,7 @@ class CampaignService(OwnerService):
             chat["bots"].setdefault(row["bot_id"], {"ok": row["ok"], "missing": row["missing"]})
         return sorted(found.values(), key=lambda c: str(c["title"]).casefold())
 
-    async def create(self, draft: Draft, created_by: str) -> dict[str, Any]:
+    async def create(self, draft: Draft, created_by: str) -> Campaign:
         """Check the channel in every bot, make one invite link per bot, save, start."""
         now = self.clock()
         draft = check_draft(draft, now, creating=True)
@@ -290,12 +291,12 @@ class CampaignService(OwnerService):
             except TelegramError as exc:
                 log.warning("could not revoke a campaign link of bot %s: %s", bot_id, exc)
 
-    async def get(self, campaign_id: int) -> dict[str, Any]:
+    async def get(self, campaign_id: int) -> Campaign:
         """One campaign with its figures, links and per-bot breakdown."""
         row = await self.pool.fetchrow(queries.ONE, campaign_id)
         if row is None:
             raise NotFound(f"no campaign {campaign_id}", code=Code.CAMPAIGN_MISSING)
-        return await self._full(dict(row), await self._zone())
+        return Campaign.of(await self._full(dict(row), await self._zone()))
 
     async def _full(self, campaign: dict[str, Any], zone: str) -> dict[str, Any]:
         await self._figured([campaign], zone)
@@ -313,14 +314,14 @@ class CampaignService(OwnerService):
         offset: int,
         status: str | None = None,
         bot_id: int | None = None,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[Campaign], int]:
         """A page of campaigns, newest first, with their figures; and how many there are."""
         if status is not None and status not in STATUSES:
             raise Invalid(f"the status is one of {', '.join(STATUSES)}", code=Code.CAMPAIGN_STATUS)
         rows = await self.pool.fetch(queries.PAGE, status, bot_id, limit, offset)
         total = await self.pool.fetchval(queries.TOTAL, status, bot_id)
         campaigns = await self._figured([dict(r) for r in rows], await self._zone())
-        return await self._linked(campaigns), int(total)
+        return [Campaign.of(c) for c in await self._linked(campaigns)], int(total)
 
     async def _zone(self) -> str:
         """The workspace's time zone: "today" and the hours are counted in it."""
@@ -344,20 +345,20 @@ class CampaignService(OwnerService):
             row["links"] = links.get(int(row["id"]), [])
         return rows
 
-    async def change(self, campaign_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    async def change(self, campaign_id: int, changes: dict[str, Any]) -> Campaign:
         """Change the name, goal, end date, retention window or position."""
         current = await self.get(campaign_id)
-        if current["status"] in FINISHED:
+        if current.status in FINISHED:
             raise Conflict("a finished campaign cannot be changed", code=Code.CAMPAIGN_FINISHED)
         fields = {k: v for k, v in changes.items() if k in Draft.__dataclass_fields__}
         draft = Draft(
-            name=current["name"],
-            goal_joins=current["goal_joins"],
-            goal_kind=current["goal_kind"],
-            starts_at=current["starts_at"],
-            ends_at=current["ends_at"],
-            retention_hours=current["retention_hours"],
-            position=current["position"],
+            name=current.name,
+            goal_joins=current.goal_joins,
+            goal_kind=current.goal_kind,
+            starts_at=current.starts_at,
+            ends_at=current.ends_at,
+            retention_hours=current.retention_hours,
+            position=current.position,
         )
         draft = check_draft(replace(draft, **fields), self.clock(), creating=False)
         await self.pool.execute(
@@ -373,29 +374,29 @@ class CampaignService(OwnerService):
         await self._invalidate(campaign_id)
         return await self.get(campaign_id)
 
-    async def pause(self, campaign_id: int) -> dict[str, Any]:
+    async def pause(self, campaign_id: int) -> Campaign:
         """Take the channel out of the gates for now (the links stay valid)."""
         return await self._move(campaign_id, "pause")
 
-    async def resume(self, campaign_id: int) -> dict[str, Any]:
+    async def resume(self, campaign_id: int) -> Campaign:
         """Put a paused campaign back into its gates."""
         return await self._move(campaign_id, "resume")
 
-    async def end(self, campaign_id: int) -> dict[str, Any]:
+    async def end(self, campaign_id: int) -> Campaign:
         """End it now: out of every gate, links revoked."""
         await self._move(campaign_id, "end")
         await self.revoke_links(campaign_id)
         return await self.get(campaign_id)
 
-    async def _move(self, campaign_id: int, move: str) -> dict[str, Any]:
+    async def _move(self, campaign_id: int, move: str) -> Campaign:
         sources, to = MOVES[move]
         current = await self.get(campaign_id)
-        if current["status"] == to:
+        if current.status == to:
             return current
         moved = await self.pool.fetchval(SET_STATUS, campaign_id, to, self.clock(), list(sources))
         if moved is None:
             raise Conflict(
-                f"a {current['status']} campaign cannot be made {to}", code=Code.CAMPAIGN_STATE
+                f"a {current.status} campaign cannot be made {to}", code=Code.CAMPAIGN_STATE
             )
         await self._invalidate(campaign_id)
         return await self.get(campaign_id)
@@ -431,13 +432,13 @@ class CampaignService(OwnerService):
         for row in await self.pool.fetch(BOT_IDS, campaign_id):
             self.config.invalidate(int(row["bot_id"]))
 
-    async def rotate_report(self, campaign_id: int) -> dict[str, Any]:
+    async def rotate_report(self, campaign_id: int) -> Campaign:
         """A new report link; the old one stops working."""
         await self.get(campaign_id)
         await self.pool.execute(SET_TOKEN, campaign_id, secrets.token_urlsafe(24))
         return await self.get(campaign_id)
 
-    async def revoke_report(self, campaign_id: int) -> dict[str, Any]:
+    async def revoke_report(self, campaign_id: int) -> Campaign:
         """No report link until a new one is made."""
         await self.get(campaign_id)
         await self.pool.execute(SET_TOKEN, campaign_id, None)
@@ -456,7 +457,7 @@ class CampaignService(OwnerService):
         campaign["time_zone"] = zone
         return campaign
 
-    async def hours(self, campaign: dict[str, Any], zone: str) -> list[dict[str, Any]]:
+    async def hours(self, campaign: Campaign | dict[str, Any], zone: str) -> list[dict[str, Any]]:
         """Joins and leaves per hour of `zone`, from the start to now (or the campaign's end and
         its retention window after, where its last joins may still be lost), at least the
         last 24 hours."""

@@ -3,10 +3,11 @@ sponsor's report link."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Request
 
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.rules import Status
 from sponsorbot.features.campaigns.service import Draft
 from sponsorbot.web.api.deps import BotFilter, Editor, Limit, Offset, Reader, RowId, Service
@@ -16,9 +17,14 @@ from sponsorbot.web.deps import report_url
 router = APIRouter()
 
 
-def with_report_url(request: Request, campaign: dict[str, Any]) -> dict[str, Any]:
-    """The campaign with the address of its report page (None when revoked)."""
-    return {**campaign, "report_url": report_url(request, campaign)}
+def with_report_url(request: Request, campaign: Campaign) -> CampaignOut:
+    """The campaign as the API answers it, with the address of its report page (None when
+    revoked)."""
+    shown = {
+        name: getattr(campaign, name) for name in CampaignOut.model_fields if name != "report_url"
+    }
+    shown["report_url"] = report_url(request, campaign.report_token)
+    return CampaignOut.model_validate(shown, from_attributes=True)
 
 
 @router.post(
@@ -29,7 +35,7 @@ def with_report_url(request: Request, campaign: dict[str, Any]) -> dict[str, Any
 )
 async def create_campaign(
     body: CampaignIn, request: Request, who: Editor, features: Service
-) -> dict[str, Any]:
+) -> CampaignOut:
     draft = Draft(**body.model_dump(exclude={"bot_ids"}), bot_ids=tuple(body.bot_ids))
     campaign = await features.campaigns.create(draft, f"api:{who.name}")
     return with_report_url(request, campaign)
@@ -44,23 +50,23 @@ async def list_campaigns(
     bot_id: BotFilter = None,
     limit: Limit = 50,
     offset: Offset = 0,
-) -> dict[str, Any]:
+) -> Page[CampaignOut]:
     rows, total = await features.campaigns.page(limit, offset, status, bot_id)
     items = [with_report_url(request, r) for r in rows]
-    return {"items": items, "total": total, "limit": limit, "offset": offset}
+    return Page(items=items, total=total, limit=limit, offset=offset)
 
 
 @router.get("/campaigns/{campaign_id}", response_model=CampaignOut, summary="One campaign")
 async def get_campaign(
     campaign_id: RowId, request: Request, who: Reader, features: Service
-) -> dict[str, Any]:
+) -> CampaignOut:
     return with_report_url(request, await features.campaigns.get(campaign_id))
 
 
 @router.patch("/campaigns/{campaign_id}", response_model=CampaignOut, summary="Change a campaign")
 async def change_campaign(
     campaign_id: RowId, body: CampaignPatch, request: Request, who: Editor, features: Service
-) -> dict[str, Any]:
+) -> CampaignOut:
     changes = body.model_dump(exclude_none=True, exclude={"clear_goal", "clear_ends_at"})
     if body.clear_goal:
         changes["goal_joins"] = None
@@ -80,7 +86,7 @@ async def act_on_campaign(
     request: Request,
     who: Editor,
     features: Service,
-) -> dict[str, Any]:
+) -> CampaignOut:
     service = features.campaigns
     acts = {
         "pause": service.pause,

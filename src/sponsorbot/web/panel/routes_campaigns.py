@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.rules import FINISHED, GOAL_KINDS, POSITIONS, STATUSES, Status
 from sponsorbot.features.campaigns.service import MAX_RETENTION_HOURS, Draft
 from sponsorbot.features.errors import FeatureError, NotFound
@@ -109,9 +110,7 @@ def read_form(form: FormData, zone: str, creating: bool) -> tuple[Draft, dict[st
     return draft, errors
 
 
-def _form_values(
-    form: FormData | None, campaign: dict[str, Any] | None, zone: str
-) -> dict[str, Any]:
+def _form_values(form: FormData | None, campaign: Campaign | None, zone: str) -> dict[str, Any]:
     """What the form fields show: what was typed, else the campaign, else the defaults."""
     if form is not None:
         values: dict[str, Any] = {k: str(v) for k, v in form.items() if k != "csrf"}
@@ -119,12 +118,12 @@ def _form_values(
         return values
     if campaign is not None:
         return {
-            "name": campaign["name"],
-            "goal_joins": campaign["goal_joins"] or "",
-            "goal_kind": campaign["goal_kind"],
-            "ends_at": local_input(campaign["ends_at"], zone),
-            "retention_hours": campaign["retention_hours"],
-            "position": campaign["position"],
+            "name": campaign.name,
+            "goal_joins": campaign.goal_joins or "",
+            "goal_kind": campaign.goal_kind,
+            "ends_at": local_input(campaign.ends_at, zone),
+            "retention_hours": campaign.retention_hours,
+            "position": campaign.position,
         }
     return {"goal_kind": "kept", "retention_hours": 24, "position": "first", "bot_ids": []}
 
@@ -134,7 +133,7 @@ async def _form_page(
     viewer: Viewer,
     errors: dict[str, str],
     form: FormData | None = None,
-    campaign: dict[str, Any] | None = None,
+    campaign: Campaign | None = None,
     status: int = 200,
 ) -> Response:
     zone = _zone(viewer)
@@ -161,10 +160,10 @@ def _field_errors(exc: Exception) -> dict[str, str]:
     return {FIELD_OF.get(code or "", "form"): describe(exc)}
 
 
-def _audited(campaign: dict[str, Any]) -> dict[str, Any]:
+def _audited(campaign: Campaign) -> dict[str, Any]:
     """What the audit log keeps of a campaign's settings (plain JSON values)."""
-    out = {k: campaign[k] for k in EDITABLE}
-    out["ends_at"] = campaign["ends_at"].isoformat() if campaign["ends_at"] else None
+    out = {k: getattr(campaign, k) for k in EDITABLE}
+    out["ends_at"] = campaign.ends_at.isoformat() if campaign.ends_at else None
     return out
 
 
@@ -211,9 +210,9 @@ async def campaign_create(request: Request, viewer: Edit) -> Response:
     except REFUSED as exc:
         return await _form_page(request, viewer, _field_errors(exc), form, status=status_of(exc))
     after = _audited(campaign)
-    after.update(id=campaign["id"], chat_id=campaign["chat_id"], bot_ids=list(draft.bot_ids))
-    await audit(request, viewer, "campaign.created", campaign["name"], after=after)
-    return redirect(request, f"/campaigns/{campaign['id']}?done=created")
+    after.update(id=campaign.id, chat_id=campaign.chat_id, bot_ids=list(draft.bot_ids))
+    await audit(request, viewer, "campaign.created", campaign.name, after=after)
+    return redirect(request, f"/campaigns/{campaign.id}?done=created")
 
 
 async def _detail_page(
@@ -224,10 +223,10 @@ async def _detail_page(
     context = {
         "campaign": campaign,
         "chart": chart.build(await service.hours(campaign, _zone(viewer)), _zone(viewer)),
-        "report_url": report_url(request, campaign),
+        "report_url": report_url(request, campaign.report_token),
         "error": error,
         "done": DONE.get(request.query_params.get("done", "")),
-        "finished": campaign["status"] in FINISHED,
+        "finished": campaign.status in FINISHED,
         **names(),
     }
     return render(request, viewer, "campaign.html", context, status)
@@ -256,9 +255,9 @@ async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edi
     if errors:
         return await _form_page(request, viewer, errors, form, before, 422)
     changes = {k: getattr(draft, k) for k in EDITABLE}
-    if str(form.get("ends_at", "")).strip() == local_input(before["ends_at"], _zone(viewer)):
+    if str(form.get("ends_at", "")).strip() == local_input(before.ends_at, _zone(viewer)):
         # Unchanged as the field shows it (to the minute): keep the seconds it had.
-        changes["ends_at"] = before["ends_at"]
+        changes["ends_at"] = before.ends_at
     try:
         after = await service.change(campaign_id, changes)
     except REFUSED as exc:
@@ -266,7 +265,7 @@ async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edi
             raise
         return await _form_page(request, viewer, _field_errors(exc), form, before, status_of(exc))
     old, new = _audited(before), _audited(after)
-    await audit_changes(request, viewer, "campaign.changed", after["name"], old, new, EDITABLE)
+    await audit_changes(request, viewer, "campaign.changed", after.name, old, new, EDITABLE)
     return redirect(request, f"/campaigns/{campaign_id}?done=changed")
 
 
@@ -289,15 +288,15 @@ async def _act(request: Request, viewer: Viewer, campaign_id: int, action: str) 
         return await _detail_page(request, viewer, campaign_id, describe(exc), status_of(exc))
     if action.startswith("report"):
         # The token itself stays out of the log: whoever reads the log could open the report.
-        await audit(request, viewer, f"campaign.{action}", after["name"])
-    elif before["status"] != after["status"]:
+        await audit(request, viewer, f"campaign.{action}", after.name)
+    elif before.status != after.status:
         await audit(
             request,
             viewer,
             f"campaign.{action}",
-            after["name"],
-            before={"status": before["status"]},
-            after={"status": after["status"]},
+            after.name,
+            before={"status": before.status},
+            after={"status": after.status},
         )
     return redirect(request, f"/campaigns/{campaign_id}?done={action}")
 
