@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.sender import PAID_PER_S
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.service import Audience, BroadcastService
@@ -39,9 +40,13 @@ class Producer:
     def __init__(self, broadcasts: BroadcastService, per_bot_per_s: int) -> None:
         self.broadcasts = broadcasts
         self.per_bot_per_s = per_bot_per_s
+        # Whether the database is a Citus coordinator, asked at the first tick.
+        self.citus: bool | None = None
 
     async def tick(self, pool: asyncpg.Pool) -> None:
         """Move every live broadcast one step."""
+        if self.citus is None:
+            self.citus = await on_citus(pool)
         for row in await pool.fetch(queries.LIVE):
             try:
                 await self._step(pool, dict(row))
@@ -74,9 +79,9 @@ class Producer:
             # Plans made for the values at hand: a generic plan of QUEUE guessed 600 rows for
             # its LIMIT and hashed every waiting recipient (44 ms a call instead of 2).
             await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-            if not await conn.fetchval(queries.STILL_SENDING, broadcast_id):
+            if not await conn.fetchval(queries.STILL_SENDING, broadcast_id, bot_id):
                 return
-            harvest = await conn.fetchrow(queries.HARVEST, broadcast_id, PAGE)
+            harvest = await conn.fetchrow(queries.HARVEST, broadcast_id, PAGE, bot_id)
             queued, waiting = harvest["queued"], harvest["waiting"]
             chosen, cursor, pages = b["chosen"], b["cursor"] or 0, 0
             # Chosen as the sending needs them, not all at the start: choosing a large audience
@@ -90,7 +95,7 @@ class Producer:
                 chosen, cursor = page["chosen"], page["cursor"]
                 waiting, pages = waiting + page["added"], pages + 1
             if chosen and not waiting and not queued:
-                if await conn.fetchval(queries.FINISH, broadcast_id):
+                if await conn.fetchval(queries.FINISH, broadcast_id, bot_id):
                     log.info("broadcast %s done", broadcast_id)
                 return
             rate = PAID_PER_S if b["paid"] else self.per_bot_per_s
@@ -98,11 +103,33 @@ class Producer:
             room = min(room, math.ceil(rate * STEP_S))
             if room <= 0 or not waiting:
                 return
-            done: str = await conn.execute(
-                queries.QUEUE, broadcast_id, room, bot_id, b["method"], b["params"]
-            )
-            if done.endswith(" 0"):
+            if not await self._queue(conn, broadcast_id, room, bot_id, b["method"], b["params"]):
                 # Waiting rows, none after queued_to: look from the start next time.
                 await conn.execute(queries.RESCAN, broadcast_id)
                 return
         self.broadcasts.wake_sender(bot_id)
+
+    async def _queue(
+        self,
+        conn: asyncpg.Connection,
+        broadcast_id: int,
+        room: int,
+        bot_id: int,
+        method: str,
+        params: dict[str, Any],
+    ) -> int:
+        """Queue up to `room` waiting recipients as background outbox rows; how many."""
+        if not self.citus:
+            done: str = await conn.execute(
+                queries.QUEUE, broadcast_id, room, bot_id, method, params
+            )
+            return int(done.rsplit(" ", 1)[1])
+        users = [
+            r["user_id"] for r in await conn.fetch(queries.QUEUE_PICK, broadcast_id, room, bot_id)
+        ]
+        if not users:
+            return 0
+        rows = await conn.fetch(queries.QUEUE_OUTBOX, bot_id, method, params, users)
+        ids = {r["chat_id"]: r["id"] for r in rows}
+        await conn.execute(queries.QUEUE_MARK, broadcast_id, bot_id, users, [ids[u] for u in users])
+        return len(users)

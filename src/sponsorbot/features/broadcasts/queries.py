@@ -53,11 +53,13 @@ COUNT_PAGE = """
 SELECT count(*) FROM broadcasts b
 WHERE b.bot_id = ANY ($1::bigint[]) AND ($2::text IS NULL OR b.status = $2)
 """
-# A status change only from the states it may come from: two hands cannot both do it.
+# A status change only from the states it may come from: two hands cannot both do it. The time
+# comes from a subquery because Citus refuses now() inside an UPDATE's CASE.
 SET_STATUS = """
-UPDATE broadcasts SET status = $3, pause_reason = $4, updated_at = now(),
+UPDATE broadcasts SET status = $3, pause_reason = $4, updated_at = t.at,
     scheduled_at = CASE WHEN $3 = 'scheduled' THEN $5 ELSE scheduled_at END,
-    finished_at = CASE WHEN $3 IN ('cancelled', 'done') THEN now() ELSE finished_at END
+    finished_at = CASE WHEN $3 IN ('cancelled', 'done') THEN t.at ELSE finished_at END
+FROM (SELECT now() AS at) t
 WHERE bot_id = $1 AND id = $2 AND status = ANY ($6::text[])
 RETURNING id
 """
@@ -74,7 +76,7 @@ ORDER BY b.id
 START = f"""
 UPDATE broadcasts b SET status = 'sending', started_at = now(), cursor = 0, updated_at = now(),
     estimated = (SELECT count(*) FROM people p WHERE {AUDIENCE})
-WHERE b.id = $6 AND b.status = 'scheduled'
+WHERE b.bot_id = $1 AND b.id = $6 AND b.status = 'scheduled'
 RETURNING b.id
 """
 # The next page of people after the cursor, then the filters on that page only (each filter
@@ -92,7 +94,7 @@ WITH p AS (
 UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM p), cursor),
     chosen = (SELECT count(*) FROM p) < $8,
     recipients = recipients + (SELECT count(*) FROM chosen), updated_at = now()
-WHERE id = $6 AND status = 'sending'
+WHERE bot_id = $1 AND id = $6 AND status = 'sending'
 RETURNING chosen, cursor, (SELECT count(*) FROM chosen) AS added
 """
 # Queue the next waiting recipients as background outbox rows; each gets its outbox id first
@@ -122,13 +124,38 @@ UPDATE broadcast_recipients r SET status = 'queued', outbox_id = n.outbox_id
 FROM next n
 WHERE r.broadcast_id = $1 AND r.user_id = n.user_id AND r.status = 'waiting'
 """
+# The same in three steps on Citus (db/pool.on_citus), which refuses nextval() in a distributed
+# statement: the recipients picked ($1 broadcast, $2 how many, $3 bot), their outbox rows
+# (ids from the column's own identity), then the recipients and the broadcast's scan marked.
+QUEUE_PICK = """
+SELECT r.user_id FROM broadcast_recipients r
+WHERE r.bot_id = $3 AND r.broadcast_id = $1 AND r.status = 'waiting'
+  AND r.user_id > (SELECT queued_to FROM broadcasts WHERE bot_id = $3 AND id = $1)
+ORDER BY r.user_id LIMIT $2
+"""
+QUEUE_OUTBOX = f"""
+INSERT INTO outbox (bot_id, chat_id, method, params, priority)
+SELECT $1, u, $2, $3::jsonb || jsonb_build_object('chat_id', u), {BACKGROUND}
+FROM unnest($4::bigint[]) u
+RETURNING id, chat_id
+"""
+QUEUE_MARK = """
+WITH moved AS (
+    UPDATE broadcasts SET queued_to = (SELECT max(u) FROM unnest($3::bigint[]) u)
+    WHERE bot_id = $2 AND id = $1
+)
+UPDATE broadcast_recipients r SET status = 'queued', outbox_id = q.outbox_id
+FROM unnest($3::bigint[], $4::bigint[]) AS q (user_id, outbox_id)
+WHERE r.bot_id = $2 AND r.broadcast_id = $1 AND r.user_id = q.user_id AND r.status = 'waiting'
+"""
 RESCAN = "UPDATE broadcasts SET queued_to = 0 WHERE id = $1"
 # Held (FOR SHARE) through the producer's step, so a pause (which updates the row first, then
 # withdraws) either comes before the step and stops it, or after and withdraws what it queued.
-STILL_SENDING = "SELECT status = 'sending' FROM broadcasts WHERE id = $1 FOR SHARE"
+STILL_SENDING = "SELECT status = 'sending' FROM broadcasts WHERE bot_id = $2 AND id = $1 FOR SHARE"
 LOCK = "SELECT status FROM broadcasts WHERE bot_id = $1 AND id = $2 FOR UPDATE"
 # Outcomes of finished outbox rows, onto their recipients and the broadcast's counters; how
-# many are queued, and how many wait (counted up to $2).
+# many are queued, and how many wait (counted up to $2); $3 the bot. The time comes from a
+# subquery because Citus refuses now() inside an UPDATE's CASE.
 HARVEST = f"""
 WITH done AS (
     UPDATE broadcast_recipients r
@@ -138,7 +165,7 @@ WITH done AS (
                       ELSE 'failed' END,
         error = o.error, done_at = o.sent_at
     FROM outbox o
-    WHERE r.broadcast_id = $1 AND r.status = 'queued' AND o.bot_id = r.bot_id
+    WHERE r.bot_id = $3 AND r.broadcast_id = $1 AND r.status = 'queued' AND o.bot_id = r.bot_id
       AND o.id = r.outbox_id AND o.status <> 'pending'
     RETURNING r.status
 )
@@ -147,12 +174,14 @@ UPDATE broadcasts SET
     blocked = blocked + (SELECT count(*) FROM done WHERE status = 'blocked'),
     failed = failed + (SELECT count(*) FROM done WHERE status = 'failed'),
     unknown = unknown + (SELECT count(*) FROM done WHERE status = 'unknown'),
-    updated_at = CASE WHEN EXISTS (SELECT 1 FROM done) THEN now() ELSE updated_at END
-WHERE id = $1
+    updated_at = CASE WHEN EXISTS (SELECT 1 FROM done) THEN t.at ELSE updated_at END
+FROM (SELECT now() AS at) t
+WHERE bot_id = $3 AND id = $1
 RETURNING (SELECT count(*) FROM broadcast_recipients q
-           WHERE q.broadcast_id = $1 AND q.status = 'queued') AS queued,
+           WHERE q.bot_id = $3 AND q.broadcast_id = $1 AND q.status = 'queued') AS queued,
           (SELECT count(*) FROM (SELECT 1 FROM broadcast_recipients w
-                                 WHERE w.broadcast_id = $1 AND w.status = 'waiting'
+                                 WHERE w.bot_id = $3 AND w.broadcast_id = $1
+                                   AND w.status = 'waiting'
                                  LIMIT $2) x) AS waiting
 """
 # Take back what no sender has claimed yet: those recipients wait again.
@@ -177,7 +206,7 @@ WHERE b.status = 'cancelled' AND r.outbox_id IS NOT NULL
 """
 FINISH = """
 UPDATE broadcasts SET status = 'done', finished_at = now(), updated_at = now()
-WHERE id = $1 AND status = 'sending'
+WHERE bot_id = $2 AND id = $1 AND status = 'sending'
 RETURNING id
 """
 FAILURES = """
