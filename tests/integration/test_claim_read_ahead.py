@@ -7,7 +7,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from sponsorbot.engine import inbox
+from sponsorbot.engine import conversation, inbox
+from sponsorbot.engine.conversation import Conversation
 from sponsorbot.engine.inbox import CLAIM, claim_with
 from sponsorbot.features.gate.visitor import START_AHEAD
 
@@ -96,3 +97,31 @@ async def test_an_odd_payload_never_fails_the_claim(pool: asyncpg.Pool, content:
     for n, message in enumerate(odd, 20):
         row = await _claim_one(pool, {"update_id": n, "message": message}, sql)
         assert row.ahead is None
+
+
+@pytest.mark.parametrize("sql", [CLAIM, claim_with((("message", START_AHEAD),))])
+async def test_the_claim_reads_the_persons_open_conversation(
+    pool: asyncpg.Pool, content: int, sql: str
+) -> None:
+    row = await _claim_one(pool, _start(1, "hello"), sql)
+    assert row.talk == {}
+    assert Conversation.of_claim(row.talk) is None
+
+    await pool.execute(
+        "INSERT INTO conversations (bot_id, user_id, state, data, expires_at)"
+        " VALUES ($1, $2, 'shop:hash', '{\"order\": 7}', now() + interval '1 hour')",
+        BOT,
+        USER,
+    )
+    row = await _claim_one(pool, _start(2, "hello"), sql)
+    talk = Conversation.of_claim(row.talk or {})
+    read = Conversation.of(
+        await pool.fetchrow(conversation.READ, BOT, USER)  # what the handler would read
+    )
+    assert talk == read
+    assert talk is not None and (talk.state, talk.data) == ("shop:hash", {"order": 7})
+
+    # Expired: as closed as conversation.READ finds it.
+    await pool.execute("UPDATE conversations SET expires_at = now() - interval '1 second'")
+    row = await _claim_one(pool, _start(3, "hello"), sql)
+    assert row.talk == {}

@@ -10,7 +10,7 @@ Per-person ordering means nobody else changes it between the read and the commit
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 DEFAULT_TTL_S = 24 * 3600.0
@@ -56,6 +56,15 @@ class Conversation:
             return None
         data = row["data"]
         return cls(row["state"], dict(data) if isinstance(data, dict) else {}, row["expires_at"])
+
+    @classmethod
+    def of_claim(cls, talk: dict[str, Any]) -> Conversation | None:
+        """From the claim's `talk` column (inbox.CLAIM): {} when none is open."""
+        if not talk:
+            return None
+        data = talk.get("data")
+        expires = datetime.fromtimestamp(float(talk["expires_at"]), UTC)
+        return cls(talk["state"], dict(data) if isinstance(data, dict) else {}, expires)
 
 
 def begin(

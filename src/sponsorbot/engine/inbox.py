@@ -81,13 +81,15 @@ INSERTS = {
     True: Inserts(INSERT_CITUS, INSERT_TEXT_CITUS, INSERT_MANY_CITUS, INSERT_MANY_TEXT_CITUS),
 }
 
-# Three steps. `due`: the oldest waiting rows, plus rows whose worker died with them in hand;
-# each branch an ordered, limited scan of its own partial index. `candidates`: per person the
-# earliest, only if nothing of theirs is in hand and nothing earlier still waits (a row waiting
-# out a retry delay holds its person's queue); OFFSET 0 keeps those checks index probes per
-# candidate instead of a hash anti-join over the whole queue. `locked`: repeats the status
-# conditions, because after skipping or waiting for a lock PostgreSQL rechecks only the
-# conditions of that step.
+# Three steps, and each claimed row's person's open conversation (conversation.READ, `talk`:
+# `{}` when none is open), which a filter of nearly every message asks for: read here, it
+# costs no round trip of its own. `due`: the oldest waiting rows, plus rows whose worker died
+# with them in hand; each branch an ordered, limited scan of its own partial index.
+# `candidates`: per person the earliest, only if nothing of theirs is in hand and nothing
+# earlier still waits (a row waiting out a retry delay holds its person's queue); OFFSET 0
+# keeps those checks index probes per candidate instead of a hash anti-join over the whole
+# queue. `locked`: repeats the status conditions, because after skipping or waiting for a lock
+# PostgreSQL rechecks only the conditions of that step.
 CLAIM = """
 WITH due AS (
     (SELECT i.id, i.bot_id, i.chat_key FROM inbox i
@@ -125,7 +127,12 @@ UPDATE inbox SET status = 'processing',
                  attempts = inbox.attempts + 1, claimed_by = $5
 WHERE inbox.id = ANY (ARRAY (SELECT id FROM locked))
 RETURNING inbox.id, inbox.bot_id, inbox.update_id, inbox.kind, inbox.chat_key,
-          inbox.payload, inbox.attempts, inbox.received_at
+          inbox.payload, inbox.attempts, inbox.received_at,
+          COALESCE((SELECT jsonb_build_object('state', v.state, 'data', v.data,
+                                              'expires_at', extract(epoch FROM v.expires_at))
+                    FROM conversations v
+                    WHERE v.bot_id = inbox.bot_id AND v.user_id = inbox.chat_key
+                      AND v.expires_at > now()), '{}') AS talk
 """
 
 
@@ -152,6 +159,7 @@ def claim_with(read_aheads: tuple[tuple[str, str], ...]) -> str:
 _ONE_BOT = (
     ("= ANY ($3::bigint[])", "= $3::bigint", 2),
     ("p.bot_id = d.bot_id", "p.bot_id = $3::bigint", 1),
+    ("v.bot_id = inbox.bot_id", "v.bot_id = $3::bigint", 1),
     ("e.bot_id = d.bot_id", "e.bot_id = $3::bigint", 1),
     (
         "WHERE i.id = ANY (ARRAY (SELECT",
@@ -306,6 +314,8 @@ class InboxRow:
     attempts: int
     # What the update kind's read-ahead found (Router.read_ahead), or None.
     ahead: Any = None
+    # The person's open conversation as the claim read it ({} for none); None: not read.
+    talk: dict[str, Any] | None = None
 
 
 async def store_update(conn: asyncpg.Connection | asyncpg.Pool, bot_id: int, update: Any) -> bool:
@@ -380,6 +390,7 @@ async def claim(
             r["payload"],
             r["attempts"],
             r.get("ahead"),
+            r["talk"],
         )
         for r in rows
     ]

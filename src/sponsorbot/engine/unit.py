@@ -160,6 +160,11 @@ class Context:
     _conversation: Conversation | None = None
     _conversation_read: bool = False
 
+    def conversation_is(self, conversation: Conversation | None) -> None:
+        """This person's conversation as already read (with the claim): not read again."""
+        self._conversation = conversation
+        self._conversation_read = True
+
     async def conversation(self) -> Conversation | None:
         """This person's conversation with the bot, if one is open (read once per update)."""
         if not self._conversation_read:

@@ -17,6 +17,7 @@ from sponsorbot.db.pool import on_citus
 from sponsorbot.engine import inbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.commits import GroupCommit
+from sponsorbot.engine.conversation import Conversation
 from sponsorbot.engine.inbox import CLAIM, DONE_AND_ENQUEUE, LOST_CLAIM, claim_with, done_with
 from sponsorbot.engine.inhand import InHandLimit
 from sponsorbot.engine.notify import Notifier
@@ -224,6 +225,8 @@ class Worker:
                     row.update_id,
                     row.ahead,
                 )
+                if row.talk is not None:
+                    ctx.conversation_is(Conversation.of_claim(row.talk))
                 await self.router.dispatch(row.kind, row.payload, ctx)
             committed = await self._commit(row, uow)
         except _LostClaim:
