@@ -14,7 +14,7 @@ import asyncpg
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.broadcasts.post import Button, Post
-from sponsorbot.features.broadcasts.service import Audience, Draft
+from sponsorbot.features.broadcasts.service import Audience, Broadcast, Draft
 from sponsorbot.simulator.client import SimulatorClient
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine
@@ -41,16 +41,16 @@ class Audiences:
 
     async def broadcast(
         self, post: Post = POST, audience: Audience | None = None, title: str = "Weekly news"
-    ) -> dict[str, Any]:
+    ) -> Broadcast:
         """Create a draft and send it now."""
         draft = Draft(title, post, audience or Audience())
         created = await self.features.broadcasts.create(self.bot["id"], draft, "test")
         return await self.features.broadcasts.send(self.bot["id"], created["id"])
 
-    async def get(self, broadcast_id: int) -> dict[str, Any]:
+    async def get(self, broadcast_id: int) -> Broadcast:
         return await self.features.broadcasts.get(self.bot["id"], broadcast_id)
 
-    async def finished(self, broadcast_id: int, timeout: float = 60.0) -> dict[str, Any]:
+    async def finished(self, broadcast_id: int, timeout: float = 60.0) -> Broadcast:
         """Wait for the broadcast to be done."""
 
         async def done() -> bool:

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from sponsorbot.db.database import Database
 from sponsorbot.features.accounts.users import LockoutPolicy
 from sponsorbot.features.all import install
-from sponsorbot.features.broadcasts.service import Draft
+from sponsorbot.features.broadcasts.service import Broadcast, Draft
 from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig
@@ -45,7 +45,7 @@ class Env:
     people: list[int]
     pool: asyncpg.Pool
 
-    async def draft(self, title: str = "Weekly news") -> dict[str, Any]:
+    async def draft(self, title: str = "Weekly news") -> Broadcast:
         """A draft made through the service."""
         return await self.features.broadcasts.create(self.bot["id"], Draft(title, POST), "test")
 

@@ -3,6 +3,7 @@ set time, pause, resume or cancel, and read the progress and the report."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from sponsorbot.features.broadcasts.post import Post, build
 from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status
 from sponsorbot.features.content.service import upload_to_storage
 from sponsorbot.features.errors import Code, Conflict, Invalid, NotFound, Refused
-from sponsorbot.features.service import OwnerService
+from sponsorbot.features.service import OwnerService, Record
 from sponsorbot.telegram import BotApi, TelegramError
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,72 @@ class Draft:
     title: str
     post: Post
     audience: Audience = Audience()
+
+
+@dataclass(frozen=True, slots=True)
+class Progress(Record):
+    """The figures of `progress()` for the progress bar: done of total, the percent, the rate
+    per second since the start and the seconds left at that rate (None until it sends)."""
+
+    done: int
+    total: int
+    percent: float
+    rate_per_s: float | None
+    seconds_left: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Failure(Record):
+    """One reason recipients did not get it, and how many: `blocked` (the bot), `failed`
+    (Telegram's description) or `unknown` (a worker stopped while sending it)."""
+
+    status: str
+    error: str
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast(Record):
+    """A broadcast as the owner reads it: the post (as stored and as the call it makes), its
+    audience, where it stands, its counts and progress, what a paid one costs at most, and
+    (read alone, once anything failed) why."""
+
+    id: int
+    bot_id: int
+    title: str
+    method: str
+    params: dict[str, Any]
+    post: dict[str, Any]
+    audience: dict[str, Any]
+    paid: bool
+    status: Status
+    pause_reason: str | None
+    scheduled_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    chosen: bool
+    estimated: int
+    recipients: int
+    queued: int
+    sent: int
+    blocked: int
+    failed: int
+    unknown: int
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+    progress: Progress
+    estimated_stars: float | None
+    failures: tuple[Failure, ...] = ()
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Broadcast:
+        """A broadcast from its row with `progress`, `estimated_stars` and maybe `failures`."""
+        values = {f.name: row[f.name] for f in dataclasses.fields(cls) if f.name in row}
+        values["status"] = Status(row["status"])
+        values["progress"] = Progress(**row["progress"])
+        values["failures"] = tuple(Failure(**failure) for failure in row.get("failures", ()))
+        return cls(**values)
 
 
 def progress(row: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -150,14 +217,14 @@ class BroadcastService(OwnerService):
         post, audience = draft.post.as_json(), draft.audience.as_json()
         return (title, call.method, call.params, post, audience, draft.post.paid)
 
-    async def create(self, bot_id: int, draft: Draft, created_by: str) -> dict[str, Any]:
+    async def create(self, bot_id: int, draft: Draft, created_by: str) -> Broadcast:
         """Save a draft (nothing is sent until `send`)."""
         await self.bots.get(bot_id)
         fields = self._fields(draft)
         broadcast_id: int = await self.pool.fetchval(queries.INSERT, bot_id, *fields, created_by)
         return await self.get(bot_id, broadcast_id)
 
-    async def change(self, bot_id: int, broadcast_id: int, draft: Draft) -> dict[str, Any]:
+    async def change(self, bot_id: int, broadcast_id: int, draft: Draft) -> Broadcast:
         """Change a draft or a scheduled broadcast; 409 once it has started."""
         fields = self._fields(draft)
         done = await self.pool.fetchval(queries.UPDATE_DRAFT, bot_id, *fields, broadcast_id)
@@ -173,7 +240,7 @@ class BroadcastService(OwnerService):
             await self._status(bot_id, broadcast_id)
             raise Conflict("only a draft can be deleted", code=Code.NOT_DRAFT)
 
-    async def get(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+    async def get(self, bot_id: int, broadcast_id: int) -> Broadcast:
         """One broadcast with its progress and, once anything failed, why."""
         row = await self.pool.fetchrow(queries.ONE, bot_id, broadcast_id)
         if row is None:
@@ -184,7 +251,7 @@ class BroadcastService(OwnerService):
         if out["blocked"] or out["failed"] or out["unknown"]:
             failures = [dict(r) for r in await self.pool.fetch(queries.FAILURES, broadcast_id)]
         out["failures"] = failures
-        return out
+        return Broadcast.of(out)
 
     def _out(self, row: asyncpg.Record) -> dict[str, Any]:
         out = dict(row)
@@ -203,11 +270,11 @@ class BroadcastService(OwnerService):
 
     async def page(
         self, bot_ids: list[int], status: str | None, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[Broadcast], int]:
         """Broadcasts of these bots, newest first, and how many there are."""
         rows = await self.pool.fetch(queries.PAGE, bot_ids, status, limit, offset)
         total: int = await self.pool.fetchval(queries.COUNT_PAGE, bot_ids, status)
-        return [await self._costed(self._out(r)) for r in rows], total
+        return [Broadcast.of(await self._costed(self._out(r))) for r in rows], total
 
     async def _status(self, bot_id: int, broadcast_id: int) -> str:
         status: str | None = await self.pool.fetchval(
@@ -243,9 +310,7 @@ class BroadcastService(OwnerService):
                 await conn.execute(queries.WITHDRAW, broadcast_id)
                 await conn.execute(queries.RESCAN, broadcast_id)
 
-    async def send(
-        self, bot_id: int, broadcast_id: int, at: datetime | None = None
-    ) -> dict[str, Any]:
+    async def send(self, bot_id: int, broadcast_id: int, at: datetime | None = None) -> Broadcast:
         """Send a draft now, or at `at`; a scheduled one can be moved or sent now."""
         now = self.clock()
         if at is not None:
@@ -256,17 +321,17 @@ class BroadcastService(OwnerService):
         await self._move(bot_id, broadcast_id, "send", at=at or now)
         return await self.get(bot_id, broadcast_id)
 
-    async def pause(self, bot_id: int, broadcast_id: int, reason: str = "owner") -> dict[str, Any]:
+    async def pause(self, bot_id: int, broadcast_id: int, reason: str = "owner") -> Broadcast:
         """Stop sending (what a sender already claimed still goes, a second at most)."""
         await self._move(bot_id, broadcast_id, "pause", reason)
         return await self.get(bot_id, broadcast_id)
 
-    async def resume(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+    async def resume(self, bot_id: int, broadcast_id: int) -> Broadcast:
         """Go on from where it stopped."""
         await self._move(bot_id, broadcast_id, "resume")
         return await self.get(bot_id, broadcast_id)
 
-    async def cancel(self, bot_id: int, broadcast_id: int) -> dict[str, Any]:
+    async def cancel(self, bot_id: int, broadcast_id: int) -> Broadcast:
         """Stop for good: whoever has not had it yet does not get it. 409 once finished."""
         await self._move(bot_id, broadcast_id, "cancel")
         return await self.get(bot_id, broadcast_id)

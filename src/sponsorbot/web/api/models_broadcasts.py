@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sponsorbot.features.broadcasts.post import Button, Post
 from sponsorbot.features.broadcasts.rules import Status
@@ -102,6 +102,8 @@ class PreviewIn(Strict):
 class ProgressOut(BaseModel):
     """Done of total, the rate since the start, and the time left at that rate."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     done: int
     total: int
     percent: float
@@ -113,6 +115,8 @@ class FailureOut(BaseModel):
     """One reason recipients did not get it: `blocked` (the bot), `failed` (Telegram's
     description) or `unknown` (a worker stopped while sending; not sent again)."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     status: str
     error: str
     n: int
@@ -120,6 +124,8 @@ class FailureOut(BaseModel):
 
 class BroadcastOut(BaseModel):
     """A broadcast with its progress and report."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: int
     bot_id: int

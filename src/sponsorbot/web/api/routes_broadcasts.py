@@ -10,6 +10,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.broadcasts.rules import Status
+from sponsorbot.features.broadcasts.service import Broadcast
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Code, Invalid
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
@@ -45,7 +46,7 @@ def may_pay(who: Principal, paid: bool) -> None:
 @router.post(BASE, status_code=201, response_model=BroadcastOut, summary="Create a broadcast")
 async def create_broadcast(
     bot_id: BotId, body: BroadcastIn, who: Editor, features: Service
-) -> dict[str, Any]:
+) -> Broadcast:
     service = features.broadcasts
     may_pay(who, body.post.paid)
     if body.send == "schedule" and body.scheduled_at is None:
@@ -55,9 +56,9 @@ async def create_broadcast(
         return row
     at = body.scheduled_at if body.send == "schedule" else None
     try:
-        return await service.send(bot_id, row["id"], at)
+        return await service.send(bot_id, row.id, at)
     except Invalid:
-        await service.delete(bot_id, row["id"])  # nothing half-made is left behind
+        await service.delete(bot_id, row.id)  # nothing half-made is left behind
         raise
 
 
@@ -116,7 +117,7 @@ async def preview_post(bot_id: BotId, body: PreviewIn, who: Editor, features: Se
 @router.get(f"{BASE}/{{broadcast_id}}", response_model=BroadcastOut, summary="One broadcast")
 async def get_broadcast(
     bot_id: BotId, broadcast_id: RowId, who: Reader, features: Service
-) -> dict[str, Any]:
+) -> Broadcast:
     return await features.broadcasts.get(bot_id, broadcast_id)
 
 
@@ -127,7 +128,7 @@ async def get_broadcast(
 )
 async def change_broadcast(
     bot_id: BotId, broadcast_id: RowId, body: BroadcastPatch, who: Editor, features: Service
-) -> dict[str, Any]:
+) -> Broadcast:
     may_pay(who, body.post.paid)
     return await features.broadcasts.change(bot_id, broadcast_id, body.draft())
 
@@ -148,7 +149,7 @@ async def delete_broadcast(
 )
 async def send_broadcast(
     bot_id: BotId, broadcast_id: RowId, who: Editor, features: Service, body: SendIn | None = None
-) -> dict[str, Any]:
+) -> Broadcast:
     at = body.at if body is not None else None
     # A paid draft an admin saved stays theirs to send.
     may_pay(who, (await features.broadcasts.get(bot_id, broadcast_id))["paid"])
@@ -166,7 +167,7 @@ async def act_on_broadcast(
     action: Literal["pause", "resume", "cancel"],
     who: Editor,
     features: Service,
-) -> dict[str, Any]:
+) -> Broadcast:
     service = features.broadcasts
     acts = {"pause": service.pause, "resume": service.resume, "cancel": service.cancel}
     return await acts[action](bot_id, broadcast_id)

@@ -11,7 +11,7 @@ from starlette.datastructures import FormData
 
 from sponsorbot.features.broadcasts.post import Button, Post, check_url
 from sponsorbot.features.broadcasts.rules import Status
-from sponsorbot.features.broadcasts.service import MAX_ACTIVE_DAYS, Audience, Draft
+from sponsorbot.features.broadcasts.service import MAX_ACTIVE_DAYS, Audience, Broadcast, Draft
 from sponsorbot.features.errors import Invalid
 from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of
 from sponsorbot.web.panel.i18n import gettext as _
@@ -80,18 +80,16 @@ def read_form(form: FormData, zone: str) -> tuple[Draft, datetime | None, dict[s
     return draft, moment_of(text_of(form, "scheduled_at"), zone, errors, "scheduled_at"), errors
 
 
-def form_values(
-    form: FormData | None, broadcast: dict[str, Any] | None, zone: str
-) -> dict[str, Any]:
+def form_values(form: FormData | None, broadcast: Broadcast | None, zone: str) -> dict[str, Any]:
     """What the form fields show: what was typed, else the broadcast, else the defaults."""
     if form is not None:
         return {k: v for k, v in form.items() if isinstance(v, str) and k != "csrf"}
     if broadcast is None:
         return {}
-    post, audience = broadcast["post"], broadcast["audience"]
+    post, audience = broadcast.post, broadcast.audience
     return {
-        "bot_id": str(broadcast["bot_id"]),
-        "title": broadcast["title"],
+        "bot_id": str(broadcast.bot_id),
+        "title": broadcast.title,
         "text": post["text"],
         "media_kind": post["media_kind"] or "",
         "file_id": post["file_id"] or "",
@@ -101,7 +99,7 @@ def form_values(
         "language": audience["language"] or "",
         "campaign_id": str(audience["campaign_id"] or ""),
         **({"passed": "on"} if audience["passed"] else {}),
-        "scheduled_at": local_input(broadcast["scheduled_at"], zone)
-        if broadcast["status"] == Status.SCHEDULED
+        "scheduled_at": local_input(broadcast.scheduled_at, zone)
+        if broadcast.status == Status.SCHEDULED
         else "",
     }

@@ -19,7 +19,7 @@ from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.accounts.audit import AuditFilter, entries
 from sponsorbot.features.broadcasts.post import MEDIA_KINDS, Post
 from sponsorbot.features.broadcasts.rules import EDITABLE, LIVE, STATUSES, Status
-from sponsorbot.features.broadcasts.service import LANGUAGES, MAX_ACTIVE_DAYS, stars_for
+from sponsorbot.features.broadcasts.service import LANGUAGES, MAX_ACTIVE_DAYS, Broadcast, stars_for
 from sponsorbot.features.content.service import kind_of
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.telegram.html import HtmlError, parse_html
@@ -125,7 +125,7 @@ async def _form_page(
     viewer: Viewer,
     values: dict[str, Any],
     errors: dict[str, str],
-    broadcast: dict[str, Any] | None = None,
+    broadcast: Broadcast | None = None,
     status: int = 200,
     notice: str = "",
 ) -> Response:
@@ -167,12 +167,12 @@ async def _upload(
     return dataclasses.replace(post, media_kind=media["kind"], file_id=media["file_id"])
 
 
-def _audited(broadcast: dict[str, Any]) -> dict[str, Any]:
+def _audited(broadcast: Broadcast) -> dict[str, Any]:
     """What the audit log keeps of a broadcast's settings (plain JSON values)."""
-    return {k: broadcast[k] for k in ("title", "post", "audience")}
+    return {k: getattr(broadcast, k) for k in ("title", "post", "audience")}
 
 
-async def _submit(request: Request, viewer: Viewer, broadcast: dict[str, Any] | None) -> Response:
+async def _submit(request: Request, viewer: Viewer, broadcast: Broadcast | None) -> Response:
     """Save, preview, send or schedule what the form holds; a refusal is shown beside its
     field, with everything typed kept."""
     form = await request.form()
@@ -183,7 +183,7 @@ async def _submit(request: Request, viewer: Viewer, broadcast: dict[str, Any] | 
 
 
 async def _submit_form(
-    request: Request, viewer: Viewer, form: FormData, broadcast: dict[str, Any] | None
+    request: Request, viewer: Viewer, form: FormData, broadcast: Broadcast | None
 ) -> Response:
     zone = _zone(viewer)
     action = text_of(form, "action") or "draft"
@@ -193,7 +193,7 @@ async def _submit_form(
         errors = {"form": _(PAID_REFUSED)}
         return await _form_page(request, viewer, values, errors, broadcast, 403)
     raw_bot = text_of(form, "bot_id")
-    bot_id = int(broadcast["bot_id"]) if broadcast else int(raw_bot) if is_id(raw_bot) else 0
+    bot_id = int(broadcast.bot_id) if broadcast else int(raw_bot) if is_id(raw_bot) else 0
     if not bot_id:
         errors["bot_id"] = _("Choose a bot from the list.")
     if action == "schedule" and at is None:
@@ -212,7 +212,7 @@ async def _submit_form(
         if broadcast is None:
             saved = await service.create(bot_id, draft, f"panel:{viewer.user.id}")
         else:
-            saved = await service.change(bot_id, broadcast["id"], draft)
+            saved = await service.change(bot_id, broadcast.id, draft)
     except REFUSED as exc:
         if isinstance(exc, NotFound) and broadcast is not None:
             raise
@@ -220,12 +220,12 @@ async def _submit_form(
         return await _form_page(request, viewer, values, _field_errors(exc), broadcast, status)
     if action not in ("send", "schedule"):
         await _audit_saved(request, viewer, broadcast, saved)
-        return redirect(request, f"/broadcasts/{bot_id}/{saved['id']}")
+        return redirect(request, f"/broadcasts/{bot_id}/{saved.id}")
     try:
-        sent = await service.send(bot_id, saved["id"], at if action == "schedule" else None)
+        sent = await service.send(bot_id, saved.id, at if action == "schedule" else None)
     except REFUSED as exc:
         if broadcast is None:
-            await service.delete(bot_id, saved["id"])  # nothing half-made is left behind
+            await service.delete(bot_id, saved.id)  # nothing half-made is left behind
         else:
             await _audit_saved(request, viewer, broadcast, saved)
         return await _form_page(
@@ -237,28 +237,27 @@ async def _submit_form(
             status_of(exc),
         )
     await _audit_saved(request, viewer, broadcast, saved)
-    moment = {"at": sent["scheduled_at"].isoformat()} if action == "schedule" else {}
+    scheduled = sent.scheduled_at
+    moment = {"at": scheduled.isoformat()} if action == "schedule" and scheduled else {}
     await audit(
         request,
         viewer,
         f"broadcast.{action}",
-        f"broadcast:{saved['id']}",
-        before={"status": saved["status"]},
-        after={"status": sent["status"], **moment},
+        f"broadcast:{saved.id}",
+        before={"status": saved.status},
+        after={"status": sent.status, **moment},
     )
-    return redirect(request, f"/broadcasts/{bot_id}/{saved['id']}")
+    return redirect(request, f"/broadcasts/{bot_id}/{saved.id}")
 
 
 async def _audit_saved(
-    request: Request, viewer: Viewer, before: dict[str, Any] | None, after: dict[str, Any]
+    request: Request, viewer: Viewer, before: Broadcast | None, after: Broadcast
 ) -> None:
     """A new broadcast's settings, or what a change changed, in the audit log."""
-    target = f"broadcast:{after['id']}"
+    target = f"broadcast:{after.id}"
     new = _audited(after)
     if before is None:
-        await audit(
-            request, viewer, "broadcast.create", target, after={"bot": after["bot_id"], **new}
-        )
+        await audit(request, viewer, "broadcast.create", target, after={"bot": after.bot_id, **new})
         return
     old = _audited(before)
     await audit_changes(request, viewer, "broadcast.change", target, old, new, old)
@@ -281,8 +280,6 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
     rows, total = await features.broadcasts.page(
         [bot] if bot else list(usernames), status, PAGE, (number - 1) * PAGE
     )
-    for row in rows:
-        row["username"] = usernames.get(int(row["bot_id"]), "")
     pages = max((total + PAGE - 1) // PAGE, 1)
     filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
 
@@ -291,6 +288,7 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
 
     context = {
         "broadcasts": rows,
+        "usernames": usernames,
         "bots": bots,
         "bot": bot,
         "status": status,
@@ -366,15 +364,15 @@ async def _detail_page(
     features = services_of(request)
     broadcast = await features.broadcasts.get(bot_id, broadcast_id)
     campaign = None
-    if broadcast["audience"].get("campaign_id"):
+    if broadcast.audience.get("campaign_id"):
         try:
-            campaign = await features.campaigns.get(int(broadcast["audience"]["campaign_id"]))
+            campaign = await features.campaigns.get(int(broadcast.audience["campaign_id"]))
         except NotFound:
             campaign = None  # deleted since; the filter still names its id
     context = {
         "b": broadcast,
         "bot": await features.bots.get(bot_id),
-        "post": _shown(broadcast["post"]),
+        "post": _shown(broadcast.post),
         "campaign": campaign,
         "history": await _history(panel_of(request).pool, broadcast_id),
         "error": error,
@@ -406,7 +404,7 @@ async def broadcast_progress(
 async def broadcast_edit(request: Request, bot_id: Id, broadcast_id: Id, viewer: Edit) -> Response:
     """The form to change a draft or a scheduled broadcast."""
     broadcast = await services_of(request).broadcasts.get(bot_id, broadcast_id)
-    if broadcast["status"] not in EDITABLE:
+    if broadcast.status not in EDITABLE:
         error = _("A broadcast cannot be changed once it has started.")
         return await _detail_page(request, viewer, bot_id, broadcast_id, error, 409)
     values = form_values(None, broadcast, _zone(viewer))
@@ -428,14 +426,14 @@ async def _act(
     """Send now, pause, resume, cancel or delete; audited. A status that does not allow it
     shows the detail page with the reason (409)."""
     service = services_of(request).broadcasts
-    acts: dict[str, Callable[[int, int], Awaitable[dict[str, Any]]]] = {
+    acts: dict[str, Callable[[int, int], Awaitable[Broadcast]]] = {
         "send": service.send,
         "pause": service.pause,
         "resume": service.resume,
         "cancel": service.cancel,
     }
     before = await service.get(bot_id, broadcast_id)
-    if action == "send" and before["paid"] and not viewer.can("broadcasts.paid"):
+    if action == "send" and before.paid and not viewer.can("broadcasts.paid"):
         return await _detail_page(request, viewer, bot_id, broadcast_id, _(PAID_REFUSED), 403)
     target = f"broadcast:{broadcast_id}"
     try:
@@ -452,7 +450,7 @@ async def _act(
     if action == "delete":
         await audit(request, viewer, "broadcast.delete", target, before=_audited(before))
         return redirect(request, "/broadcasts")
-    change = ({"status": before["status"]}, {"status": after["status"]})
+    change = ({"status": before.status}, {"status": after.status})
     await audit(request, viewer, f"broadcast.{action}", target, *change)
     return redirect(request, f"/broadcasts/{bot_id}/{broadcast_id}")
 
