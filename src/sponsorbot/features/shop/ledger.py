@@ -63,15 +63,26 @@ PAID = """
 SELECT COALESCE(sum(credited_usdt), 0) FROM shop_transfers
 WHERE order_bot_id = $1 AND order_id = $2 AND state = 'credited'
 """
-# The orders asking for exactly this amount at this address, locked in id order.
-CANDIDATES = """
-SELECT id, state, approved_at, COALESCE(due_at, expires_at) AS deadline
-FROM shop_orders
-WHERE network = $1 AND address = $2 AND approved_at IS NOT NULL
+# The orders asking for exactly this amount at this address ($1 network, $2 address, $3 coin,
+# $4 amount), locked in id order.
+_CANDIDATE = """
+network = $1 AND address = $2 AND approved_at IS NOT NULL
   AND state IN ('awaiting_payment', 'partly_paid', 'expired')
   AND CASE WHEN $3::text = 'USDT' THEN accept_usdt AND due_usdt = $4::numeric
            ELSE accept_trx AND due_trx = $4::numeric END
+"""
+_CANDIDATE_COLUMNS = "id, state, approved_at, COALESCE(due_at, expires_at) AS deadline"
+CANDIDATES = f"""
+SELECT {_CANDIDATE_COLUMNS} FROM shop_orders WHERE {_CANDIDATE}
 ORDER BY id
+FOR UPDATE
+"""
+# On Citus (db/pool.on_citus) the candidates, of any bot sharing the address, lie on several
+# shards, and Citus locks rows only within one: they are found first, then each is locked by
+# its bot and id ($5, $6) in id order, if it is a candidate still.
+CANDIDATE_KEYS = f"SELECT bot_id, id FROM shop_orders WHERE {_CANDIDATE} ORDER BY id"
+LOCK_CANDIDATE = f"""
+SELECT {_CANDIDATE_COLUMNS} FROM shop_orders WHERE bot_id = $5 AND id = $6 AND {_CANDIDATE}
 FOR UPDATE
 """
 # Amounts a new one must differ from: open orders of the address, and ones that expired lately
@@ -135,22 +146,28 @@ async def record(
 
 
 async def match(
-    conn: asyncpg.Connection, transfer: Mapping[str, Any]
+    conn: asyncpg.Connection, transfer: Mapping[str, Any], citus: bool = False
 ) -> tuple[Attribution, asyncpg.Record | None]:
     """The order an unattributed, locked transfer pays by its exact amount, locked; or no
-    order, and why the transfer waits for the owner (recorded on it)."""
-    rows = await conn.fetch(
-        CANDIDATES,
-        transfer["network"],
-        transfer["to_address"],
-        transfer["coin"],
-        transfer["amount"],
-    )
+    order, and why the transfer waits for the owner (recorded on it). `citus`: the database
+    is a Citus coordinator (CANDIDATE_KEYS)."""
+    args = (transfer["network"], transfer["to_address"], transfer["coin"], transfer["amount"])
+    if citus:
+        rows = []
+        for key in await conn.fetch(CANDIDATE_KEYS, *args):
+            row = await conn.fetchrow(LOCK_CANDIDATE, *args, key["bot_id"], key["id"])
+            if row is not None:
+                rows.append(row)
+    else:
+        rows = await conn.fetch(CANDIDATES, *args)
     outcome = attribute(transfer["block_time"], candidates(rows))
     if outcome.order_id is None:
         await conn.execute(HOLD, transfer["id"], outcome.hold)
         return outcome, None
-    return outcome, await conn.fetchrow(queries.ORDER_FOR_UPDATE, outcome.order_id)
+    # Locked with the candidates already; read whole. (On Citus a lock by id alone would span
+    # every shard, which Citus refuses.)
+    order = queries.ORDER if citus else queries.ORDER_FOR_UPDATE
+    return outcome, await conn.fetchrow(order, outcome.order_id)
 
 
 async def _taken(

@@ -18,6 +18,7 @@ WHERE bot_id = $1
 RETURNING calls
 """
 NEXT_HOUR = "SELECT date_trunc('hour', now()) + interval '1 hour'"
+# The time from the row proposed (its column default): Citus refuses now() in DO UPDATE.
 SAVE_SETTINGS = """
 INSERT INTO shop_settings (bot_id, enabled, network, address, accept_usdt, accept_trx, api_key,
                            pay_within_h)
@@ -25,7 +26,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (bot_id) DO UPDATE
 SET enabled = excluded.enabled, network = excluded.network, address = excluded.address,
     accept_usdt = excluded.accept_usdt, accept_trx = excluded.accept_trx,
-    api_key = excluded.api_key, pay_within_h = excluded.pay_within_h, updated_at = now()
+    api_key = excluded.api_key, pay_within_h = excluded.pay_within_h,
+    updated_at = excluded.updated_at
 """
 
 PRODUCTS = """
@@ -177,6 +179,17 @@ FROM (SELECT id, bot_id FROM shop_payments
 WHERE p.id = due.id AND p.bot_id = due.bot_id
 RETURNING {_PAYMENT_COLUMNS}
 """
+# The same on Citus (db/pool.on_citus), whose row locks do not span shards: the due hashes are
+# found first, and the update takes only those still due, so of two runners one claims a hash.
+CLAIM_DUE_CITUS = f"""
+UPDATE shop_payments p SET next_check_at = now() + make_interval(secs => $2)
+FROM (SELECT id, bot_id FROM shop_payments
+      WHERE status = 'checking' AND next_check_at <= now()
+      ORDER BY next_check_at LIMIT $1) due
+WHERE p.id = due.id AND p.bot_id = due.bot_id
+  AND p.status = 'checking' AND p.next_check_at <= now()
+RETURNING {_PAYMENT_COLUMNS}
+"""
 # The verdict is written under the hash's own row lock, and only while it is still checking.
 PAYMENT_LOCK = f"""
 SELECT {_PAYMENT_COLUMNS} FROM shop_payments p WHERE p.id = $1 AND p.bot_id = $2 FOR UPDATE
@@ -259,6 +272,16 @@ FROM (SELECT id, bot_id FROM shop_orders
       ORDER BY id LIMIT 20
       FOR UPDATE SKIP LOCKED) due
 WHERE o.id = due.id AND o.bot_id = due.bot_id
+RETURNING o.id, o.start_tries
+"""
+# The same on Citus, found first and claimed if still due (CLAIM_DUE_CITUS).
+TO_START_CITUS = """
+UPDATE shop_orders o SET start_after = now() + interval '2 minutes', start_tries = start_tries + 1
+FROM (SELECT id, bot_id FROM shop_orders
+      WHERE state = 'paid' AND (start_after IS NULL OR start_after <= now())
+      ORDER BY id LIMIT 20) due
+WHERE o.id = due.id AND o.bot_id = due.bot_id
+  AND o.state = 'paid' AND (o.start_after IS NULL OR o.start_after <= now())
 RETURNING o.id, o.start_tries
 """
 START_LATER = "UPDATE shop_orders SET start_after = $2 WHERE id = $1 AND state = 'paid'"

@@ -25,6 +25,7 @@ import aiohttp
 import asyncpg
 
 from sponsorbot.config import Settings, TronNetwork
+from sponsorbot.db.pool import on_citus
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.fulfil import Fulfilment
@@ -106,6 +107,9 @@ class ShopRunner:
         self.fulfil = fulfil
         self.settings = settings
         self.session = session
+        # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
+        # tick: the claims and the candidates' lock take their Citus forms there.
+        self.citus: bool | None = None
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -114,6 +118,8 @@ class ShopRunner:
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One round: check due hashes, then move the clock (even if the checks failed)."""
+        if self.citus is None:
+            self.citus = await on_citus(self.pool)
         try:
             await self.check_payments()
         finally:
@@ -123,7 +129,8 @@ class ShopRunner:
 
     async def check_payments(self) -> None:
         """Claim the hashes that are due and check them, a few at a time."""
-        due = await self.pool.fetch(queries.CLAIM_DUE, BATCH, CHECK_CLAIM_S)
+        claim = queries.CLAIM_DUE_CITUS if self.citus else queries.CLAIM_DUE
+        due = await self.pool.fetch(claim, BATCH, CHECK_CLAIM_S)
         gate = asyncio.Semaphore(PARALLEL)
 
         async def one(payment: asyncpg.Record) -> None:
@@ -265,7 +272,7 @@ class ShopRunner:
         if transfer["state"] == "returned":
             await self._reject(conn, claim, order, "returned", verdict, texts)
             return set()
-        outcome, target = await ledger.match(conn, transfer)
+        outcome, target = await ledger.match(conn, transfer, bool(self.citus))
         if target is None:
             await _decide(conn, claim, "held", outcome.hold, verdict, None)
             await log_step(
@@ -303,7 +310,8 @@ class ShopRunner:
         kept = RATE_KEPT.total_seconds()
         for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REQUOTE, kept)]:
             await self._each("re-quote", order_id, self._requote(order_id, now))
-        for row in await self.pool.fetch(queries.TO_START):
+        to_start = queries.TO_START_CITUS if self.citus else queries.TO_START
+        for row in await self.pool.fetch(to_start):
             await self._each("start", row["id"], self._start(row["id"], row["start_tries"], now))
         for row in await self.pool.fetch(queries.RUNNING):
             await self._each("finish", row["id"], self._running(row, now))

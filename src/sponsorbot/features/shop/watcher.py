@@ -19,6 +19,7 @@ import aiohttp
 import asyncpg
 
 from sponsorbot.config import Settings, TronNetwork
+from sponsorbot.db.pool import on_citus
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
 from sponsorbot.features.shop.ledger import enqueue
@@ -62,6 +63,9 @@ class ShopWatcher:
         self.settings = settings
         self.session = session
         self._not_payments: OrderedDict[str, None] = OrderedDict()
+        # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
+        # tick: the candidates are locked one by one there (ledger.match).
+        self.citus: bool | None = None
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -70,6 +74,8 @@ class ShopWatcher:
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One look at every watched address; one address's trouble stops no other."""
+        if self.citus is None:
+            self.citus = await on_citus(self.pool)
         for row in await self.pool.fetch(WATCHED):
             try:
                 await self._watch(row)
@@ -134,7 +140,7 @@ class ShopWatcher:
             transfer = await ledger.record(conn, network.value, tx_hash, verdict)
             if transfer["state"] != "unattributed" or transfer["reason"] is not None:
                 return  # decided already, or held for the owner already
-            _outcome, target = await ledger.match(conn, transfer)
+            _outcome, target = await ledger.match(conn, transfer, bool(self.citus))
             if target is None:
                 return
             texts = (await self.shop.config.get(target["bot_id"])).texts
