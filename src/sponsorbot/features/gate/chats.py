@@ -13,10 +13,12 @@ from sponsorbot.features.gate.membership import MembershipCache
 from sponsorbot.features.stats.events import EventKind, Events
 from sponsorbot.telegram.members import is_member
 
+# The times from the row proposed (the columns' defaults): Citus refuses now() in DO UPDATE.
 RECORD_REQUEST = """
 INSERT INTO join_requests (bot_id, chat_id, user_id, status) VALUES ($1, $2, $3, 'pending')
 ON CONFLICT (bot_id, user_id, chat_id)
-DO UPDATE SET status = 'pending', requested_at = now(), updated_at = now()
+DO UPDATE SET status = 'pending', requested_at = excluded.requested_at,
+              updated_at = excluded.updated_at
 """
 # The content whose gate the person has open, if no join counted for it yet: the first join
 # then counts in that content's funnel (once per gate, however many channels it lists).
