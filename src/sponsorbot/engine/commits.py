@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -37,6 +37,7 @@ class _Waiting:
     result: asyncio.Future[asyncpg.Record | None]
 
 
+@dataclass(slots=True, kw_only=True)
 class GroupCommit:
     """Runs commit statements in batches; `run` returns one statement's row, as `fetchrow`.
 
@@ -47,28 +48,19 @@ class GroupCommit:
     database once, at the first batch.
     """
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        *,
-        gather_s: float = 0.002,
-        most: int = 64,
-        in_flight: int = 2,
-        per_bot: bool | None = None,
-    ) -> None:
-        self.pool = pool
-        self.gather_s = gather_s
-        self.most = most
-        self.in_flight = in_flight
-        self.per_bot = per_bot
-        self._waiting: list[_Waiting] = []
-        self._writing = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        # Counted for the tests: statements, and the round trips they took (a batch, or one
-        # statement run alone).
-        self.statements = 0
-        self.trips = 0
+    pool: asyncpg.Pool = field(kw_only=False)
+    gather_s: float = 0.002
+    most: int = 64
+    in_flight: int = 2
+    per_bot: bool | None = None
+    # Counted for the tests: statements, and the round trips they took (a batch, or one
+    # statement run alone).
+    statements: int = field(default=0, init=False)
+    trips: int = field(default=0, init=False)
+    _waiting: list[_Waiting] = field(default_factory=list, init=False)
+    _writing: int = field(default=0, init=False)
+    _timer: asyncio.TimerHandle | None = field(default=None, init=False)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set, init=False)
 
     async def run(self, sql: str, args: Sequence[Any], bot_id: int) -> asyncpg.Record | None:
         """Run `sql` with `args` in the next batch; its row, or its error as if run alone."""
