@@ -18,7 +18,7 @@ from sponsorbot.features.botconfig import ConfigCache
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.post import Post, build
-from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status
+from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status, can
 from sponsorbot.features.content.service import upload_to_storage
 from sponsorbot.features.errors import Code, Conflict, Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService, Record
@@ -301,7 +301,7 @@ class BroadcastService(OwnerService):
             if status is None:
                 await self.bots.get(bot_id)
                 raise NotFound("no such broadcast")
-            if status not in came_from:
+            if not can(move, status):
                 raise Conflict(f"the broadcast is {status}: it cannot be {to}", code=status)
             await conn.execute(
                 queries.SET_STATUS, bot_id, broadcast_id, to, reason, at, list(came_from)

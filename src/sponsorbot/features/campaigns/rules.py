@@ -63,11 +63,6 @@ MOVES: dict[str, Move] = {
 }
 
 
-def can(move: str, status: str) -> bool:
-    """Whether `move` may happen to a campaign in `status`."""
-    return status in MOVES[move].sources
-
-
 class Verdict(enum.Enum):
     """Where one person stands in a campaign's counts."""
 
