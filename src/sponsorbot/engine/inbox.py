@@ -197,20 +197,25 @@ def _quoted(kind: str) -> str:
 # Mark the update done and queue its calls in one statement (one round trip, and atomic on its
 # own when the handler wrote nothing else); the calls are queued only if the mark took. It also
 # returns the new outbox ids, in call order, and the ids of older due rows of the same chats
-# (the statement does not see its own inserts), for the hand-off to a local sender.
+# (the statement does not see its own inserts), for the hand-off to a local sender; and whether
+# the same person has another update due (`next`), which was passed over while this one was in
+# hand: the worker claims again at once instead of at its next poll.
 _DONE = f"""
 done AS (
     UPDATE inbox SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL,
                      error = NULL
     WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $10
-    RETURNING id
+    RETURNING id, chat_key
 ), queued AS ({ENQUEUE_IF_DONE} RETURNING id)
 """
 _RESULT = f""", ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
        ARRAY(SELECT o.id FROM outbox o
              WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($3::bigint[])
                AND o.not_before <= now() AND o.priority < {BACKGROUND}
-             ORDER BY o.id) AS before
+             ORDER BY o.id) AS before,
+       EXISTS (SELECT 1 FROM inbox n JOIN done d ON n.chat_key = d.chat_key
+               WHERE n.bot_id = $1 AND n.status = 'pending' AND n.next_attempt_at <= now())
+           AS next
 """
 DONE_AND_ENQUEUE = f"WITH {_DONE}SELECT (SELECT count(*) FROM done) AS done{_RESULT}"
 DONE_ARGS = 10

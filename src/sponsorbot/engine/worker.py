@@ -240,6 +240,9 @@ class Worker:
         finally:
             self.limit.finished(time.monotonic() - start)
         self.handled += 1
+        if committed["next"]:
+            # The person's next update was passed over while this one was in hand.
+            self.notifier.wake(INBOX, local_only=True)
         if uow.calls:
             self._hand_over(row.bot_id, uow, committed)
         if self.probes.succeeded(row.bot_id, row.attempts > 1):
