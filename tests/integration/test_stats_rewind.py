@@ -11,14 +11,15 @@ import asyncpg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sponsorbot.features.stats.facts import facts
 from sponsorbot.features.stats.hours import Span
 from sponsorbot.features.stats.report import Report
 from sponsorbot.features.stats.rollup import rewind, roll_up
 from tests.examples import DEV_DATABASE, examples
 from tests.integration.test_stats_rollup import ORIGIN, RESET, ZONE, _check, _write, events
 
-ALL_TIME = """
-SELECT dim, kind, sum(n) AS n FROM sponsorbot_stat_facts('-infinity', 'infinity', ARRAY[$1::bigint])
+ALL_TIME = f"""
+SELECT dim, kind, sum(n) AS n FROM {facts("'-infinity'", "'infinity'", "ARRAY[$1::bigint]")}
 WHERE kind IN ('started', 'gate_shown', 'gate_passed', 'content_sent') AND dim <> ''
 GROUP BY 1, 2
 """

@@ -16,9 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sponsorbot.features.stats.facts import body, facts
 from sponsorbot.features.stats.hours import Span, day_start, hour_start
-from sponsorbot.features.stats.report import CHANNEL_KINDS, CONTENT_KINDS, Report, Scope
-from sponsorbot.features.stats.rollup import drop_old, roll_up
+from sponsorbot.features.stats.report import (
+    BY_DIM,
+    CHANNEL_KINDS,
+    CONTENT_KINDS,
+    TOTALS,
+    Report,
+    Scope,
+)
+from sponsorbot.features.stats.rollup import FOLD, UNCOUNT, drop_old, roll_up
 from tests.examples import DEV_DATABASE, examples
 
 BOTS = """
@@ -49,23 +57,26 @@ TRUNCATE events, people, send_stats, stats_hourly, stats_days, stats_daily, stat
 UPDATE stats_rollup SET zone = 'UTC', done_until = NULL, totals_until = NULL;
 """
 ZONE = "UPDATE workspace SET time_zone = $1 WHERE id = 1"
-RAW = """
-SELECT kind, sum(n)::bigint FROM sponsorbot_stat_facts($1, $2, NULL) GROUP BY kind
+# The raw facts of [$1, $2), as the product's statements read them (facts.py; on Citus the
+# function cannot be called with parameters).
+RAW_FACTS = facts("$1::timestamptz", "$2::timestamptz", None)
+RAW = f"""
+SELECT kind, sum(n)::bigint FROM {RAW_FACTS} GROUP BY kind
 """
-RAW_VISITORS = """
-SELECT count(DISTINCT (bot_id, user_id)) FROM sponsorbot_stat_facts($1, $2, NULL)
+RAW_VISITORS = f"""
+SELECT count(DISTINCT (bot_id, user_id)) FROM {RAW_FACTS}
 WHERE user_id IS NOT NULL AND kind IN
       ('started', 'gate_shown', 'gate_passed', 'content_sent', 'unknown_code', 'visitor_new')
 """
 # What a funnel reads, and the heat map, counted from the raw facts of [$1, $2).
-RAW_BY_DIM = """
-SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM sponsorbot_stat_facts($1, $2, NULL)
+RAW_BY_DIM = f"""
+SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM {RAW_FACTS}
 WHERE kind = ANY ($3::text[]) AND dim <> '' GROUP BY 1, 2, 3
 """
-RAW_HEAT = """
+RAW_HEAT = f"""
 SELECT extract(isodow FROM h AT TIME ZONE $3)::int - 1 AS weekday,
        extract(hour FROM h AT TIME ZONE $3)::int AS hour, sum(n)::bigint AS n
-FROM (SELECT date_trunc('hour', at, $3) AS h, n FROM sponsorbot_stat_facts($1, $2, NULL)
+FROM (SELECT date_trunc('hour', at, $3) AS h, n FROM {RAW_FACTS}
       WHERE kind = 'started') f
 GROUP BY 1, 2
 """
@@ -321,3 +332,13 @@ async def test_day_bounds_are_the_databases(pool: asyncpg.Pool, zone: str) -> No
     assert day_start(day, zone) == await pool.fetchval(
         "SELECT $1::date::timestamp AT TIME ZONE $2", day, zone
     )
+
+
+async def test_the_facts_text_is_the_functions_body(pool: asyncpg.Pool) -> None:
+    """The statements read the facts as text (facts.py); the database function is their
+    definition, read from its migration: a later migration that changed it would show here."""
+    definition = await pool.fetchval(
+        "SELECT prosrc FROM pg_proc WHERE proname = 'sponsorbot_stat_facts'"
+    )
+    assert definition == body()
+    assert "sponsorbot_stat_facts" not in FOLD + UNCOUNT + BY_DIM + TOTALS

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from sponsorbot.db.pool import on_citus
 from sponsorbot.features.stats.health import METRICS
 from sponsorbot.features.stats.queries import bot_status
 
@@ -88,6 +89,7 @@ class Metrics(Collector):
         self._answers: dict[int, _Histogram] = {}
         self._since: datetime | None = None
         self._counted: set[int] = set()  # updates answered in the last window
+        self._citus: bool | None = None  # whether the database is a Citus coordinator
 
     async def render(self) -> bytes:
         """The exposition text, from a snapshot no older than `ttl_s`."""
@@ -100,7 +102,9 @@ class Metrics(Collector):
     async def _refresh(self) -> None:
         async with self.pool.acquire() as conn:
             now: datetime = await conn.fetchval(NOW)
-            self._bots = await bot_status(conn)
+            if self._citus is None:
+                self._citus = await on_citus(conn)
+            self._bots = await bot_status(conn, self._citus)
             self._problems = {r["id"]: r["problem"] for r in await conn.fetch(PROBLEMS)}
             self._leases = [dict(r) for r in await conn.fetch(LEASES)]
             if self._since is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.features.stats.facts import facts
 from sponsorbot.features.stats.hours import Span
 from sponsorbot.features.stats.months import cover
 from sponsorbot.features.stats.rollup import VISITOR_KINDS
@@ -36,24 +37,19 @@ FROM workspace w, stats_rollup r WHERE w.id = 1 AND r.id = 1
 BOTS = "SELECT id, username FROM bots ORDER BY id"
 
 # The range queries share $1 bots, $2 first day, $3 last day, $4 start, $5 end, $6 roll-ups
-# usable, $7 done until: DAYS picks the rolled days, FACTS the live tail (fragments, not input).
+# usable, $7 done until: DAYS picks the rolled days, TAIL bounds the live tail's facts
+# (fragments, not input).
 DAYS = "$6::boolean AND day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])"
-FACTS = (
-    "sponsorbot_stat_facts(greatest($4::timestamptz, $7::timestamptz), $5::timestamptz,"
-    " $1::bigint[])"
-)
+TAIL = ("greatest($4::timestamptz, $7::timestamptz)", "$5::timestamptz", "$1::bigint[]")
 # The queries by the hour (and LIVE_VISITORS) share $1 bots, $2 start, $3 end, $4 usable,
 # $5 done until.
-HOUR_FACTS = (
-    "sponsorbot_stat_facts(greatest($2::timestamptz, $5::timestamptz), $3::timestamptz,"
-    " $1::bigint[])"
-)
+HOUR_TAIL = ("greatest($2::timestamptz, $5::timestamptz)", "$3::timestamptz", "$1::bigint[]")
 IS_VISIT = "user_id IS NOT NULL AND kind IN ({})".format(", ".join(f"'{k}'" for k in VISITOR_KINDS))
 
 TOTALS = f"""
 SELECT kind, sum(n)::bigint AS n FROM (
     SELECT kind, n FROM stats_days WHERE {DAYS}
-    UNION ALL SELECT kind, n FROM {FACTS}
+    UNION ALL SELECT kind, n FROM {facts(*TAIL)}
 ) t GROUP BY kind
 """
 # Distinct visitors = those of the rolled days (ROLLED_VISITORS, which only a roll-up step
@@ -67,7 +63,7 @@ SELECT count(*) FROM (
 ) v
 """
 LIVE_VISITORS = f"""
-SELECT count(*) FROM (SELECT DISTINCT bot_id, user_id FROM {HOUR_FACTS} WHERE {IS_VISIT}) l
+SELECT count(*) FROM (SELECT DISTINCT bot_id, user_id FROM {facts(*HOUR_TAIL)} WHERE {IS_VISIT}) l
 WHERE NOT ($4::boolean AND EXISTS (
     SELECT 1 FROM stats_visits v
     WHERE v.bot_id = l.bot_id AND v.user_id = l.user_id AND v.day >= $6 AND v.day <= $7))
@@ -76,13 +72,13 @@ CACHED = 512  # rolled visitor counts kept per process (one per bots, days and r
 BY_BOT = f"""
 SELECT bot_id, kind, sum(n)::bigint AS n FROM (
     SELECT bot_id, kind, n FROM stats_days WHERE {DAYS}
-    UNION ALL SELECT bot_id, kind, n FROM {FACTS}
+    UNION ALL SELECT bot_id, kind, n FROM {facts(*TAIL)}
 ) t GROUP BY 1, 2
 """
 VISITORS_BY_BOT = f"""
 SELECT bot_id, count(*) AS n FROM (
     SELECT bot_id, user_id FROM stats_visits WHERE {DAYS}
-    UNION SELECT bot_id, user_id FROM {FACTS} WHERE {IS_VISIT}
+    UNION SELECT bot_id, user_id FROM {facts(*TAIL)} WHERE {IS_VISIT}
 ) v GROUP BY 1
 """
 # Like the queries by the hour, with $6 kinds, $7 the months read whole, $8 days added, $9 days
@@ -97,7 +93,7 @@ SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
     WHERE {ROLLED} AND day = ANY ($8::date[])
     UNION ALL SELECT bot_id, kind, dim, -n FROM stats_daily
     WHERE {ROLLED} AND day = ANY ($9::date[])
-    UNION ALL SELECT bot_id, kind, dim, n FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
+    UNION ALL SELECT bot_id, kind, dim, n FROM {facts(*HOUR_TAIL)} WHERE kind = ANY ($6::text[])
 ) t GROUP BY 1, 2, 3 HAVING sum(n) <> 0
 """
 # $8 kinds, $9 zone.
@@ -105,7 +101,7 @@ DAILY = f"""
 SELECT day, kind, sum(n)::bigint AS n FROM (
     SELECT day, kind, n FROM stats_days WHERE {DAYS} AND kind = ANY ($8::text[])
     UNION ALL SELECT (date_trunc('hour', at, $9) AT TIME ZONE $9)::date, kind, n
-    FROM {FACTS} WHERE kind = ANY ($8::text[])
+    FROM {facts(*TAIL)} WHERE kind = ANY ($8::text[])
 ) t GROUP BY 1, 2
 """
 # $6 kinds, $7 zone.
@@ -114,7 +110,7 @@ HOURLY = f"""
 SELECT bot_id, hour, kind, sum(n)::bigint AS n FROM (
     SELECT bot_id, hour, kind, n FROM stats_hourly WHERE {HOURS} AND kind = ANY ($6::text[])
     UNION ALL SELECT bot_id, date_trunc('hour', at, $7), kind, n
-    FROM {HOUR_FACTS} WHERE kind = ANY ($6::text[])
+    FROM {facts(*HOUR_TAIL)} WHERE kind = ANY ($6::text[])
 ) t GROUP BY 1, 2, 3
 """
 # Weekday (0 = Monday) and hour of the day on the workspace's clock: the months read whole
@@ -133,20 +129,21 @@ SELECT weekday, hour, sum(n)::bigint AS n FROM (
   UNION ALL
     SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1,
            extract(hour FROM hour AT TIME ZONE $7)::int, n
-    FROM (SELECT date_trunc('hour', at, $7) AS hour, n FROM {HOUR_FACTS}
+    FROM (SELECT date_trunc('hour', at, $7) AS hour, n FROM {facts(*HOUR_TAIL)}
           WHERE kind = ANY ($6::text[])) f
 ) t GROUP BY 1, 2 HAVING sum(n) <> 0
 """
-# All time, for one bot's content list: $1 bot, $2 content ids as text, $3 kinds.
-CONTENT_TOTALS = """
+# All time, for one bot's content list: $1 bot, $2 content ids as text, $3 kinds, $4 where
+# stats_totals stands (TOTALS_UNTIL, read first in the same snapshot: on Citus a coordinator
+# table cannot be a subquery of a statement over a bot's shard).
+TOTALS_UNTIL = "SELECT totals_until FROM stats_rollup WHERE id = 1"
+LATE = ("coalesce($4::timestamptz, '-infinity')", "'infinity'", "ARRAY[$1::bigint]")
+CONTENT_TOTALS = f"""
 SELECT dim, kind, sum(n)::bigint AS n FROM (
     SELECT dim, kind, n FROM stats_totals
     WHERE bot_id = $1 AND kind = ANY ($3::text[]) AND dim = ANY ($2::text[])
   UNION ALL
-    SELECT dim, kind, n
-    FROM sponsorbot_stat_facts(
-        (SELECT coalesce(totals_until, '-infinity') FROM stats_rollup WHERE id = 1),
-        'infinity', ARRAY[$1::bigint])
+    SELECT dim, kind, n FROM {facts(*LATE)}
     WHERE kind = ANY ($3::text[]) AND dim = ANY ($2::text[])
 ) t GROUP BY 1, 2
 """
@@ -369,8 +366,14 @@ class Report:
     async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
         """Per content item of one bot, all time: opened, gated, joined, passed, delivered."""
         counts: dict[int, dict[str, int]] = {}
-        args = (bot_id, [str(i) for i in ids], CONTENT_KINDS)
-        for r in await self.pool.fetch(CONTENT_TOTALS, *args):
+        async with (
+            self.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            until = await conn.fetchval(TOTALS_UNTIL)
+            args = (bot_id, [str(i) for i in ids], CONTENT_KINDS, until)
+            rows = await conn.fetch(CONTENT_TOTALS, *args)
+        for r in rows:
             counts.setdefault(int(r["dim"]), {})[str(r["kind"])] = int(r["n"])
         return counts
 

@@ -25,6 +25,8 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from sponsorbot.db.pool import on_citus
+from sponsorbot.features.stats.facts import facts
 from sponsorbot.features.stats.hours import day_start, local_day
 
 log = logging.getLogger(__name__)
@@ -36,15 +38,21 @@ BUDGET_S = 20.0  # per run; a rebuild goes on at the next run
 STATE = "SELECT zone, done_until, totals_until FROM stats_rollup WHERE id = 1 FOR UPDATE"
 ZONE = "SELECT time_zone FROM workspace WHERE id = 1"
 NOW = "SELECT now()"
-# The oldest fact still kept: where a first roll-up, or a rebuild, starts.
-OLDEST = """
-SELECT least(
-    (SELECT min(x.m) FROM bots b, LATERAL (SELECT min(e.at) AS m FROM events e
-                                           WHERE e.bot_id = b.id) x),
+# The oldest fact still kept: where a first roll-up, or a rebuild, starts. On one server each
+# bot's oldest event is one look in its index; Citus takes no aggregate over a lateral subquery
+# of a reference table, and finds each shard's oldest event on that shard (OLDEST_CITUS).
+OLDEST_REST = """,
     (SELECT min(first_seen) FROM people),
     (SELECT min(blocked_at) FROM people WHERE blocked_at IS NOT NULL),
     (SELECT min(minute) FROM send_stats))
 """
+OLDEST = f"""
+SELECT least(
+    (SELECT min(x.m) FROM bots b, LATERAL (SELECT min(e.at) AS m FROM events e
+                                           WHERE e.bot_id = b.id) x){OLDEST_REST}"""
+OLDEST_CITUS = f"""
+SELECT least(
+    (SELECT min(at) FROM events){OLDEST_REST}"""
 TRUNC = "SELECT date_trunc('hour', $1::timestamptz, $2)"
 NEXT = "SELECT least(date_trunc('hour', $1::timestamptz + $2::interval, $3), $4::timestamptz)"
 
@@ -59,10 +67,10 @@ VISITOR_KINDS = (
 )
 
 # $5: where stats_totals stands; a rebuild folds hours again, the all-time totals only once.
-FOLD = """
+FOLD = f"""
 WITH f AS MATERIALIZED (
     SELECT bot_id, at, date_trunc('hour', at, $3) AS hour, kind, dim, user_id, n
-    FROM sponsorbot_stat_facts($1::timestamptz, $2::timestamptz, NULL)
+    FROM {facts("$1::timestamptz", "$2::timestamptz", None)}
 ), hourly AS (
     INSERT INTO stats_hourly AS s (bot_id, hour, kind, n)
     SELECT bot_id, hour, kind, sum(n) FROM f GROUP BY 1, 2, 3
@@ -139,10 +147,10 @@ REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = no
 # Rewinding to $1 (a day's start in the zone $2): take out of the all-time totals what they
 # hold of the facts from $1 on (read before the late facts are written, so exactly what was
 # folded), then let the job fold those facts, and the late ones, again.
-UNCOUNT = """
+UNCOUNT = f"""
 WITH f AS (
     SELECT bot_id, kind, dim, sum(n) AS n
-    FROM sponsorbot_stat_facts($1::timestamptz, $2::timestamptz, NULL) GROUP BY 1, 2, 3
+    FROM {facts("$1::timestamptz", "$2::timestamptz", None)} GROUP BY 1, 2, 3
 )
 UPDATE stats_totals s SET n = s.n - f.n
 FROM f WHERE s.bot_id = f.bot_id AND s.kind = f.kind AND s.dim = f.dim
@@ -182,7 +190,7 @@ async def _step(conn: asyncpg.Connection, now: datetime | None) -> bool:
     target = await conn.fetchval(TRUNC, clock - SETTLE, zone)
     done = state["done_until"]
     if done is None:
-        oldest = await conn.fetchval(OLDEST)
+        oldest = await _oldest(conn)
         done = await conn.fetchval(TRUNC, oldest, zone) if oldest is not None else target
         done = min(done, target)
     if done >= target:
@@ -195,8 +203,15 @@ async def _step(conn: asyncpg.Connection, now: datetime | None) -> bool:
     return True
 
 
+async def _oldest(conn: asyncpg.Connection) -> datetime | None:
+    """The oldest fact kept (asked only when a roll-up starts from nothing, so on_citus is asked
+    here rather than kept)."""
+    oldest: datetime | None = await conn.fetchval(OLDEST_CITUS if await on_citus(conn) else OLDEST)
+    return oldest
+
+
 async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
-    oldest = await conn.fetchval(OLDEST)
+    oldest = await _oldest(conn)
     if oldest is not None:
         # Bucket edges of the old zone: cut at the old zone's hour holding the oldest fact.
         cut = await conn.fetchval(TRUNC, oldest, old)
@@ -249,11 +264,13 @@ WHERE i.inhparent = 'events'::regclass AND c.relname ~ '^events_[0-9]{6}$'
 ORDER BY 1
 """
 DROP_MONTH = "DROP TABLE {name}"
+# $2: where the roll-up stands, read first (on Citus a statement over the bots' shards cannot
+# read a coordinator table).
 OLD_MINUTES = """
 DELETE FROM send_stats
-WHERE minute < least(now() - make_interval(months => $1),
-                     (SELECT coalesce(done_until, '-infinity') FROM stats_rollup WHERE id = 1))
+WHERE minute < least(now() - make_interval(months => $1), coalesce($2::timestamptz, '-infinity'))
 """
+DONE_UNTIL = "SELECT done_until FROM stats_rollup WHERE id = 1"
 
 
 async def drop_old(pool: asyncpg.Pool, months: int) -> list[str]:
@@ -264,7 +281,7 @@ async def drop_old(pool: asyncpg.Pool, months: int) -> list[str]:
         # The name comes from the catalogue and matched ^events_[0-9]{6}$ above.
         await pool.execute(DROP_MONTH.format(name=name))
         dropped.append(name)
-    await pool.execute(OLD_MINUTES, months)
+    await pool.execute(OLD_MINUTES, months, await pool.fetchval(DONE_UNTIL))
     if dropped:
         log.info("statistics: dropped the event months %s (rolled up)", ", ".join(dropped))
     return dropped
