@@ -251,9 +251,13 @@ def _port_of(uri: str) -> int:
     return int(uri.split("@", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
 
 
-# The tier SPONSORBOT_TEST_POSTGRES=citus runs (tests/conftest.py skips the rest): the engine's
-# tests that pass on the cluster. The gate journeys, campaigns' SQL, statistics' roll-ups and
-# broadcasts fail there still (docs/scaling.md), and are not in it yet.
+# The tier SPONSORBOT_TEST_POSTGRES=citus runs (tests/conftest.py skips the rest, each with its
+# reason): the engine's modules, and of the gate, campaigns and broadcasts the tests that pass on
+# the cluster, a few of each so that CI's step stays within about 3 minutes (a journey through
+# the simulated Telegram takes 10-30 s there, against 2-5 s on one server).
+_GATE = "tests/integration/test_gate_journeys.py::"
+_CAMPAIGNS = "tests/integration/test_campaigns.py::"
+_BROADCASTS = "tests/integration/test_broadcasts.py::"
 TIER = (
     "tests/integration/test_engine_basics.py",
     "tests/integration/test_engine_commit.py",
@@ -261,21 +265,87 @@ TIER = (
     "tests/integration/test_claim_read_ahead.py",
     "tests/integration/test_sender_handover.py",
     "tests/integration/test_janitor.py",
+    _GATE + "test_joined_is_cached_until_a_chat_member_update_says_left",
+    _GATE + "test_telegram_outage_neither_passes_nor_locks_out",
+    "tests/integration/test_campaign_sql.py",
+    _CAMPAIGNS + "test_gate_shows_the_campaign_link_and_the_join_is_credited_once",
+    _CAMPAIGNS + "test_a_join_request_through_the_link_passes_the_gate_and_counts_when_approved",
+    _BROADCASTS + "test_a_broadcast_reaches_everyone_once_and_records_who_blocked_the_bot",
+    _BROADCASTS + "test_a_paid_broadcast_goes_past_the_free_limit",
 )
-# Tests of the tier that pin what the product does differently on Citus (docs/scaling.md).
+_FOR_TIME = (
+    "passed on the cluster (2026-12-05) but left out of the Citus tier for CI's time: its"
+    " statements run in the tier's other tests of the module"
+)
+_STATS = "statistics on Citus: separate change"
+# Tests that do not run on the cluster, by module or test, and why (docs/scaling.md).
 NOT_ON_CITUS = {
     "tests/integration/test_engine_hardening.py::"
     "test_an_old_finished_row_does_not_swallow_a_new_update_with_its_id": (
         "on Citus a reused update id keeps its row id (an identity column takes no value but"
         " DEFAULT, a nextval() Citus refuses in ON CONFLICT DO UPDATE)"
     ),
+    _GATE + "test_full_journey_two_missing_channels": (
+        _STATS + " (its funnel reads sponsorbot_stat_facts, which Citus cannot plan)"
+    ),
+    _GATE + "test_member_of_both_gets_content_without_a_gate": (
+        "timed out on the cluster in 1 run of 2 (a 20 s wait for the file); not yet diagnosed"
+    ),
+    _GATE + "test_join_request_pending_passes_declined_does_not": (
+        "timed out on the cluster under load (2 runs of 2); not yet diagnosed"
+    ),
+    _GATE + "test_auto_delete_survives_a_worker_restart": (
+        "timed out on the cluster (3 runs of 3, waiting for the delete after the restart);"
+        " not yet diagnosed"
+    ),
+    _GATE + "test_lost_admin_reads_unknown_and_lets_through": _FOR_TIME,
+    _GATE + "test_unknown_disabled_and_huge_payloads_get_a_friendly_reply": _FOR_TIME,
+    _GATE + "test_second_link_replaces_the_open_gate": _FOR_TIME,
+    _GATE + "test_file_sent_in_a_batch_by_an_uploader_gets_one_link": _FOR_TIME,
+    _GATE + "test_a_stranger_making_the_bot_admin_does_not_add_their_chat": _FOR_TIME,
+    _CAMPAIGNS + "test_kept_after_the_window_and_outside_joins_apart": _FOR_TIME,
+    _CAMPAIGNS + "test_reaching_the_goal_takes_the_channel_out_of_both_gates": _FOR_TIME,
+    _CAMPAIGNS + "test_bad_input_is_refused_with_a_reason": _FOR_TIME,
+    _CAMPAIGNS + "test_pause_takes_the_channel_out_and_resume_brings_it_back": _FOR_TIME,
+    _CAMPAIGNS + "test_a_change_in_one_process_drops_the_gate_cache_of_another": _FOR_TIME,
+    _BROADCASTS + "test_a_refused_token_pauses_the_broadcast_until_the_token_is_replaced": (
+        _FOR_TIME
+    ),
+    _BROADCASTS + "test_the_audience_filters_choose_who_gets_it": (
+        "the audience filter 'joined through campaign X' reads campaign_members (distributed"
+        " by campaign) beside people (by bot) in one correlated subquery, which Citus cannot"
+        " push down: not done"
+    ),
+    _BROADCASTS + "test_pause_stops_within_two_seconds_resume_goes_on_and_cancel_leaves_the_rest": (
+        "failed on the cluster: messages still went out after the pause; not yet diagnosed"
+    ),
+    _BROADCASTS + "test_visitors_are_answered_before_the_queued_broadcast": (
+        "failed on the cluster: broadcast messages went out before the visitors' replies;"
+        " not yet diagnosed"
+    ),
+    _BROADCASTS + "test_a_429_on_the_broadcast_pauses_the_broadcast_not_the_replies": (
+        "failed on the cluster: not yet diagnosed"
+    ),
+    "tests/integration/test_shop": (
+        "the shop's service and clock lock an order by its id alone (queries.ORDER_FOR_UPDATE,"
+        " PAYMENT_LOCK's callers), which Citus refuses across shards: not done (the runner's"
+        " claims and the transfer's candidates have their Citus forms)"
+    ),
+    "tests/integration/test_team_alert": (
+        "the team's alerts join coordinator tables (team_links, users) with reference tables"
+        " (bots, workspace), which Citus refuses: not done; they also need the shop"
+    ),
+    "tests/integration/test_stats_": _STATS,
+    "tests/integration/test_metrics.py": _STATS,
+    "tests/integration/test_visitors.py": _STATS,
 }
 
 
 def tier_skip(nodeid: str) -> str | None:
     """Why SPONSORBOT_TEST_POSTGRES=citus skips this test, or None."""
-    if nodeid in NOT_ON_CITUS:
-        return NOT_ON_CITUS[nodeid]
+    for where, reason in NOT_ON_CITUS.items():
+        if nodeid.startswith(where):
+            return reason
     if not nodeid.startswith(TIER):
         return "not in the Citus tier (tests/integration/citus_kit.py TIER)"
     return None
