@@ -363,13 +363,30 @@ def demo(
     sim_port: Annotated[
         int, typer.Option(min=1, max=65535, help="The simulated Telegram's port.")
     ] = 8081,
+    citus: Annotated[
+        int,
+        typer.Option(
+            "--citus",
+            min=0,
+            max=8,
+            help="Run on a local Citus cluster of a coordinator and N workers (`sponsorbot "
+            "citus up`, built from SPONSORBOT_CITUS_SOURCE) instead of the embedded server.",
+        ),
+    ] = 0,
 ) -> None:
     """Try Sponsorbot: a simulated Telegram, 3 bots, a month of history, live visitors."""
     from sponsorbot.demo.runner import DemoError, Options, run_demo
     from sponsorbot.runtime import run_async
 
     settings = _settings()
-    options = Options(data_dir or settings.data_dir / "demo", port, sim_port, reset)
+    options = Options(
+        data_dir or settings.data_dir / "demo",
+        port,
+        sim_port,
+        reset,
+        citus=citus,
+        citus_source=settings.citus_source,
+    )
     try:
         run_async(run_demo(options, typer.echo))
     except DemoError as exc:

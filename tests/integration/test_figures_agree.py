@@ -146,6 +146,7 @@ async def _demo(pool: asyncpg.Pool, dsn: str, now: datetime) -> list[int]:
     )
     plain = await asyncpg.connect(dsn)
     try:
+        await history.months(plain, since, now)
         async with plain.transaction():
             links = await demo_campaigns.links(plain, windows, ids)
             await history.write(plain, made_history, since, now, links)

@@ -37,6 +37,8 @@ from typing import Any
 import asyncpg
 import orjson
 
+from sponsorbot.db.citus_schema import SEQUENTIAL
+from sponsorbot.db.pool import on_citus
 from sponsorbot.demo.names import person_names
 from sponsorbot.demo.setup import ProductBot
 from sponsorbot.demo.world import HISTORY_DAYS, PEOPLE_PER_DAY
@@ -525,6 +527,24 @@ async def usernames(pool: asyncpg.Pool) -> frozenset[str]:
     return frozenset(r["username"] for r in await pool.fetch(USERNAMES))
 
 
+async def months(conn: asyncpg.Connection, start: datetime, end: datetime) -> None:
+    """Give each month from `start` to `end` its own events partition rather than the default
+    one (0007_events_by_month.sql), before `write`'s transaction. On a Citus cluster each is
+    made in sequential mode: the function's move out of the default partition and the new
+    partition (DDL on every node) would otherwise go over different connections of one
+    transaction, which Citus cancels as a distributed deadlock."""
+    citus = await on_citus(conn)
+    month = start
+    while True:
+        async with conn.transaction():
+            if citus:
+                await conn.execute(SEQUENTIAL)
+            await conn.execute(EVENT_MONTH, min(month, end))
+        if month >= end:
+            return
+        month += timedelta(days=28)
+
+
 async def write(
     conn: asyncpg.Connection,
     made: list[tuple[int, BotHistory]],
@@ -532,7 +552,8 @@ async def write(
     end: datetime,
     links: Mapping[tuple[int, int], str],
 ) -> int:
-    """Write histories made by `make` (the caller holds the transaction); the events written.
+    """Write histories made by `make` (the caller holds the transaction, and made the months'
+    partitions first, `months`); the events written.
     `links` are the campaigns' invite links by (campaign id of the windows, bot id).
 
     `conn` must be a plain connection (no JSON codecs): the events go in by binary COPY.
@@ -541,12 +562,6 @@ async def write(
     """
     await rollup.rewind(conn, start)
     total = 0
-    # A month's own partition rather than the default one (0007_events_by_month.sql).
-    month = start
-    while month < end:
-        await conn.execute(EVENT_MONTH, month)
-        month += timedelta(days=28)
-    await conn.execute(EVENT_MONTH, end)
     for bot_id, history in made:
         events = history.events
         text = _json(links, bot_id)

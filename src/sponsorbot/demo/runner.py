@@ -3,7 +3,9 @@
 The simulator and the product (`sponsorbot run`: api and worker) run as child processes in
 sessions of their own, so a Ctrl-C reaches only this process, which then stops them in order.
 This process also holds the embedded PostgreSQL (writing the set-up and the history), and the
-server stops when the last of us leaves it.
+server stops when the last of us leaves it. With `--citus N` the database is instead a local Citus
+cluster of a coordinator and N workers in `<data dir>/citus` (`sponsorbot citus up`, Citus built
+from SPONSORBOT_CITUS_SOURCE), started before the processes and stopped after them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,8 +29,10 @@ import aiohttp
 import asyncpg
 
 from sponsorbot.config import load_settings
+from sponsorbot.db.citus_schema import SEQUENTIAL
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import migrate
+from sponsorbot.db.pool import on_citus
 from sponsorbot.demo import broadcasts, campaigns, history, setup, shop
 from sponsorbot.demo.trickle import Trickle
 from sponsorbot.demo.world import SEED, World, build
@@ -56,6 +60,11 @@ class Options:
     port: int = 8080
     sim_port: int = 8081
     reset: bool = False
+    # Workers of a local Citus cluster to run on (0: the embedded server), its source tarball,
+    # and the coordinator's URL once the cluster is up.
+    citus: int = 0
+    citus_source: Path | None = None
+    database_url: str = ""
 
 
 class DemoError(Exception):
@@ -93,6 +102,8 @@ def _environment(options: Options, sim_url: str) -> dict[str, str]:
         SPONSORBOT_PORT=str(options.port),
         SPONSORBOT_LOG_LEVEL="WARNING",
     )
+    if options.database_url:
+        env["SPONSORBOT_DATABASE_URL"] = options.database_url
     # Its sign-in page shows the demo's account: only this process sets these.
     env[DEMO_EMAIL_VARIABLE] = setup.OWNER_EMAIL
     env[DEMO_PASSWORD_VARIABLE] = setup.OWNER_PASSWORD
@@ -136,7 +147,10 @@ class Demo:
 
     async def _open_database(self) -> asyncpg.Pool:
         settings = load_settings(
-            data_dir=self.options.data_dir, database_url="", pool_min_size=1, pool_max_size=4
+            data_dir=self.options.data_dir,
+            database_url=self.options.database_url,
+            pool_min_size=1,
+            pool_max_size=4,
         )
         self.db = await Database.open(settings, "demo")
         conn = await self.db.connect("demo-migrate")
@@ -157,7 +171,8 @@ class Demo:
         state = _read_state(state_path)
         # After a clean stop the database is ready for a new world, so the product (the slowest
         # to start) can start at once; after a crash it waits until the old world is dropped.
-        early = state.get("clean") is True or not (self.options.data_dir / "pgdata").exists()
+        kept = self.options.data_dir / ("citus" if self.options.citus else "pgdata")
+        early = state.get("clean") is True or not kept.exists()
         self.cluster.start(
             "simulator", "simulator", "--port", str(self.options.sim_port), "--seed", str(SEED)
         )
@@ -210,8 +225,13 @@ class Demo:
                 # the bot any moment after, is not among the finished broadcast's recipients.
                 await broadcasts.block_late(pool, self.sim, made)
                 log.info("broadcasts sent after %.1f s", time.monotonic() - began)
-                await shop.create(api, pool, self.sim, bots[0], now)
-                log.info("shop set up after %.1f s", time.monotonic() - began)
+                if self.options.citus:
+                    # The shop's orders are locked by id alone, which Citus refuses across
+                    # shards (docs/scaling.md): the demo on a cluster has no shop yet.
+                    self.say("no shop on a Citus cluster yet (docs/scaling.md)")
+                else:
+                    await shop.create(api, pool, self.sim, bots[0], now)
+                    log.info("shop set up after %.1f s", time.monotonic() - began)
             await setup.link_owner(pool, self.sim, world.owner_user, bots[0].sim.plan.username)
         finally:
             await api.close()
@@ -281,7 +301,13 @@ class Demo:
         ids = await making
         plain = await asyncpg.connect(self.db.dsn)
         try:
+            await history.months(plain, since, now)
+            citus = await on_citus(plain)
             async with plain.transaction():
+                if citus:
+                    # It writes a reference table (campaigns) after distributed ones, which
+                    # Citus allows only over one connection per node.
+                    await plain.execute(SEQUENTIAL)
                 # The joins name the campaigns' links, which exist once `making` is done.
                 links = await campaigns.links(plain, windows, ids)
                 events = await history.write(plain, histories, since, now, links)
@@ -421,8 +447,13 @@ async def _run_locked(options: Options, say: Callable[[str], None]) -> None:
     # A demo whose set-up never finished cannot be picked up again: start it from scratch.
     unfinished = "world" not in _read_state(options.data_dir / STATE_FILE)
     if options.reset or unfinished:
+        _stop_cluster(options.data_dir)
         _clear(options.data_dir)
     say(f"starting the demo in {options.data_dir} ...")
+    if options.citus:
+        options = replace(
+            options, database_url=await asyncio.to_thread(_start_cluster, options, say)
+        )
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -446,7 +477,35 @@ async def _run_locked(options: Options, say: Callable[[str], None]) -> None:
             await asyncio.wait([stopper], timeout=1.0)
     finally:
         say("stopping the demo ...")
-        await demo.stop()
+        try:
+            await demo.stop()
+        finally:
+            if options.citus:
+                await asyncio.to_thread(_stop_cluster, options.data_dir)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         say("stopped; nothing is left running.")
+
+
+def _start_cluster(options: Options, say: Callable[[str], None]) -> str:
+    """`--citus N`: the demo's Citus cluster started (made and Citus built first, if need be);
+    the coordinator's URL."""
+    from sponsorbot.ops.citus import CitusClusterError, up
+    from sponsorbot.ops.citus_build import CitusBuildError, build
+
+    if options.citus_source is None:
+        raise DemoError("--citus needs the Citus source: set SPONSORBOT_CITUS_SOURCE")
+    try:
+        install = build(options.citus_source, echo=say)
+        return up(options.data_dir / "citus", install, options.citus, True, say).url
+    except (CitusBuildError, CitusClusterError) as exc:
+        raise DemoError(str(exc)) from None
+
+
+def _stop_cluster(data_dir: Path) -> None:
+    """Stop the demo's Citus cluster, if it has one (its data stays, like the embedded server's)."""
+    from sponsorbot.ops.citus import STATE_FILE as CLUSTER_FILE
+    from sponsorbot.ops.citus import down
+
+    if (data_dir / "citus" / CLUSTER_FILE).is_file():
+        down(data_dir / "citus", echo=lambda _: None)
