@@ -1,5 +1,6 @@
 """Crediting campaigns from chat_member updates: one upsert per join, and per leave a look for
-the bot's campaigns on the chat before an upsert for each; no Telegram call. `rules.py` is the same fold in Python; the tests hold the two together."""
+the bot's campaigns on the chat before an upsert for each; no Telegram call. `rules.py` is the
+same fold in Python; the tests hold the two together."""
 
 from __future__ import annotations
 
