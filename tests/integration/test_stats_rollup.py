@@ -80,6 +80,11 @@ FROM (SELECT date_trunc('hour', at, $3) AS h, n FROM {RAW_FACTS}
       WHERE kind = 'started') f
 GROUP BY 1, 2
 """
+ALL_TIME_OF_BOT_1 = f"""
+SELECT dim, kind, sum(n) AS n FROM {facts("'-infinity'", "'infinity'", "ARRAY[1::bigint]")}
+WHERE kind IN ('started', 'gate_shown', 'gate_passed', 'content_sent') AND dim <> ''
+GROUP BY 1, 2
+"""
 # Rows where a monthly roll-up differs from the sum of the days or hours it stands for.
 MONTHS_DIFFER = """
 SELECT count(*) FROM (
@@ -283,11 +288,7 @@ async def test_a_changed_zone_rebuilds_and_figures_stay_exact(pool: asyncpg.Pool
     assert [int(r[0]) for r in hours] == [30]
     await _check(pool, "Asia/Tehran", span)
     # The all-time counts of the content list were folded once, not again by the rebuild.
-    raw = await pool.fetch(
-        "SELECT dim, kind, sum(n) AS n FROM sponsorbot_stat_facts('-infinity', 'infinity',"
-        " ARRAY[1::bigint]) WHERE kind IN ('started', 'gate_shown', 'gate_passed',"
-        " 'content_sent') AND dim <> '' GROUP BY 1, 2"
-    )
+    raw = await pool.fetch(ALL_TIME_OF_BOT_1)
     expected: dict[int, dict[str, int]] = {}
     for r in raw:
         expected.setdefault(int(r["dim"]), {})[r["kind"]] = int(r["n"])
@@ -321,7 +322,8 @@ async def test_old_months_go_once_rolled_up_and_their_rollups_stay(pool: asyncpg
     month = f"events_{old.astimezone(UTC):%Y%m}"
     assert await drop_old(pool, 13) == []  # not rolled up yet: kept
     await roll_up(pool)
-    assert await drop_old(pool, 13) == [month]
+    # (On Citus the tests' databases are emptied, not made again: older months may be left.)
+    assert month in await drop_old(pool, 13)
     assert await pool.fetchval("SELECT to_regclass($1)", month) is None
     assert await pool.fetchval("SELECT sum(n) FROM stats_daily WHERE kind = 'started'") == 1
 
