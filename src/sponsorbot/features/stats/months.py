@@ -33,12 +33,16 @@ class Cover:
         """Every day to take away."""
         return [d for run in self.minus for d in run.dates()]
 
-    def bounds(self, zone: str) -> tuple[list[datetime], list[datetime], list[int]]:
-        """The runs as moments in `zone`, [start, end) each, with +1 to add and -1 to take
-        away: the form the queries by the hour read them in."""
-        runs = [(r, 1) for r in self.plus] + [(r, -1) for r in self.minus]
-        starts, ends = zip(*(r.bounds(zone) for r, _ in runs), strict=True) if runs else ((), ())
-        return list(starts), list(ends), [sign for _, sign in runs]
+    def runs(self, zone: str) -> tuple[datetime | int | None, ...]:
+        """The runs as moments in `zone`, each [start, end) with +1 to add or -1 to take away,
+        always two of them (a span has at most one partly read month at either end; a missing
+        run is (None, None, 0), which reads nothing)."""
+        runs: list[tuple[datetime | None, datetime | None, int]] = [
+            (*r.bounds(zone), 1) for r in self.plus
+        ]
+        runs += [(*r.bounds(zone), -1) for r in self.minus]
+        runs += [(None, None, 0)] * (2 - len(runs))
+        return tuple(x for run in runs for x in run)
 
 
 def month_of(day: date) -> Span:

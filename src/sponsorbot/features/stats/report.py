@@ -114,18 +114,20 @@ SELECT bot_id, hour, kind, sum(n)::bigint AS n FROM (
 ) t GROUP BY 1, 2, 3
 """
 # Weekday (0 = Monday) and hour of the day on the workspace's clock: the months read whole
-# ($8) from stats_week_hours, and the hours of runs of days [$9, $10) added or taken away
-# ($11: 1 or -1) from stats_hourly (months.Cover).
+# ($8) from stats_week_hours, and the hours of at most two runs of days, [$9, $10) and
+# [$12, $13), added or taken away ($11, $14: 1 or -1) from stats_hourly (months.Cover). Each
+# run is its own range, so each is an index range scan (joined to a list of runs instead, the
+# planner read every hour of the bots).
+RUN_HOURS = """
+    SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1,
+           extract(hour FROM hour AT TIME ZONE $7)::int, {sign}::int * n FROM stats_hourly
+    WHERE {rolled} AND hour >= {start}::timestamptz AND hour < {end}::timestamptz"""
 HEAT = f"""
 SELECT weekday, hour, sum(n)::bigint AS n FROM (
     SELECT weekday::int, hour::int, n FROM stats_week_hours
     WHERE {ROLLED} AND month = ANY ($8::date[])
-  UNION ALL
-    SELECT extract(isodow FROM h.hour AT TIME ZONE $7)::int - 1,
-           extract(hour FROM h.hour AT TIME ZONE $7)::int, r.sign * h.n
-    FROM unnest($9::timestamptz[], $10::timestamptz[], $11::int[]) AS r (a, b, sign)
-    JOIN stats_hourly h ON h.hour >= r.a AND h.hour < r.b
-    WHERE {ROLLED}
+  UNION ALL{RUN_HOURS.format(rolled=ROLLED, start="$9", end="$10", sign="$11")}
+  UNION ALL{RUN_HOURS.format(rolled=ROLLED, start="$12", end="$13", sign="$14")}
   UNION ALL
     SELECT extract(isodow FROM hour AT TIME ZONE $7)::int - 1,
            extract(hour FROM hour AT TIME ZONE $7)::int, n
@@ -360,7 +362,7 @@ class Report:
         months = cover(scope.span)
         async with self._read(scope) as (conn, scope):
             args = (scope.bots, start, end, scope.usable, scope.done, [kind], scope.zone)
-            rows = await conn.fetch(HEAT, *args, months.months, *months.bounds(scope.zone))
+            rows = await conn.fetch(HEAT, *args, months.months, *months.runs(scope.zone))
         return {(r["weekday"], r["hour"]): int(r["n"]) for r in rows}
 
     async def content_totals(self, bot_id: int, ids: list[int]) -> dict[int, dict[str, int]]:
