@@ -25,24 +25,28 @@ class Cover:
     plus: list[Span]  # runs of days of the span, in months not read whole
     minus: list[Span]  # runs of days outside the span, in months read whole
 
-    def plus_days(self) -> list[date]:
-        """Every day to add."""
-        return [d for run in self.plus for d in run.dates()]
+    def _signed(self) -> list[tuple[Span | None, int]]:
+        """The runs with +1 to add or -1 to take away, always two of them (a span has at most
+        one partly read month at either end); a missing run is (None, 0), which reads nothing."""
+        runs: list[tuple[Span | None, int]] = [(r, 1) for r in self.plus]
+        runs += [(r, -1) for r in self.minus]
+        return runs + [(None, 0)] * (2 - len(runs))
 
-    def minus_days(self) -> list[date]:
-        """Every day to take away."""
-        return [d for run in self.minus for d in run.dates()]
+    def day_runs(self) -> tuple[date | int | None, ...]:
+        """The two runs as (first day, last day, sign), one after the other."""
+        return tuple(
+            x
+            for run, sign in self._signed()
+            for x in ((run.first, run.last) if run else (None, None)) + (sign,)
+        )
 
     def runs(self, zone: str) -> tuple[datetime | int | None, ...]:
-        """The runs as moments in `zone`, each [start, end) with +1 to add or -1 to take away,
-        always two of them (a span has at most one partly read month at either end; a missing
-        run is (None, None, 0), which reads nothing)."""
-        runs: list[tuple[datetime | None, datetime | None, int]] = [
-            (*r.bounds(zone), 1) for r in self.plus
-        ]
-        runs += [(*r.bounds(zone), -1) for r in self.minus]
-        runs += [(None, None, 0)] * (2 - len(runs))
-        return tuple(x for run in runs for x in run)
+        """The two runs as moments in `zone`: (start, end, sign) each, [start, end)."""
+        return tuple(
+            x
+            for run, sign in self._signed()
+            for x in (run.bounds(zone) if run else (None, None)) + (sign,)
+        )
 
 
 def month_of(day: date) -> Span:
@@ -68,4 +72,7 @@ def cover(span: Span) -> Cover:
         else:
             plus.append(inside)
         month = month_of(month.last + timedelta(days=1))
+    if not months:
+        # No month read whole: the span is one run of days (a range, as it was before months).
+        return Cover([], [span], [])
     return Cover(months, plus, minus)

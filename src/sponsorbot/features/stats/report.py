@@ -81,19 +81,22 @@ SELECT bot_id, count(*) AS n FROM (
     UNION SELECT bot_id, user_id FROM {facts(*TAIL)} WHERE {IS_VISIT}
 ) v GROUP BY 1
 """
-# Like the queries by the hour, with $6 kinds, $7 the months read whole, $8 days added, $9 days
-# taken away (months.Cover). A sum of rolled rows is 0 only where days taken away cancel it.
+# Like the queries by the hour, with $6 kinds, $7 the months read whole, and two runs of days
+# added or taken away, [$8, $9] with $10 and [$11, $12] with $13 (1 or -1; months.Cover), each
+# its own index range. A sum of rolled rows is 0 only where days taken away cancel it.
 # ROLLED: the rolled rows of the bots and kinds, when the roll-ups are usable.
 ROLLED = "$4::boolean AND bot_id = ANY ($1::bigint[]) AND kind = ANY ($6::text[])"
+RUN_DAYS = """
+    SELECT bot_id, kind, dim, {sign}::int * n FROM stats_daily
+    WHERE {rolled} AND day >= {first}::date AND day <= {last}::date"""
 BY_DIM = f"""
 SELECT bot_id, kind, dim, sum(n)::bigint AS n FROM (
     SELECT bot_id, kind, dim, n FROM stats_monthly
     WHERE {ROLLED} AND month = ANY ($7::date[])
-    UNION ALL SELECT bot_id, kind, dim, n FROM stats_daily
-    WHERE {ROLLED} AND day = ANY ($8::date[])
-    UNION ALL SELECT bot_id, kind, dim, -n FROM stats_daily
-    WHERE {ROLLED} AND day = ANY ($9::date[])
-    UNION ALL SELECT bot_id, kind, dim, n FROM {facts(*HOUR_TAIL)} WHERE kind = ANY ($6::text[])
+  UNION ALL{RUN_DAYS.format(rolled=ROLLED, first="$8", last="$9", sign="$10")}
+  UNION ALL{RUN_DAYS.format(rolled=ROLLED, first="$11", last="$12", sign="$13")}
+  UNION ALL
+    SELECT bot_id, kind, dim, n FROM {facts(*HOUR_TAIL)} WHERE kind = ANY ($6::text[])
 ) t GROUP BY 1, 2, 3 HAVING sum(n) <> 0
 """
 # $8 kinds, $9 zone.
@@ -228,7 +231,7 @@ class Scope:
         months = cover(self.span)
         return (
             *(self.bots, start, end, self.usable, self.done, kinds),
-            *(months.months, months.plus_days(), months.minus_days()),
+            *(months.months, *months.day_runs()),
         )
 
 
