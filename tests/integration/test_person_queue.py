@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
 
-from sponsorbot.engine.routing import Router
-from sponsorbot.engine.unit import Context
+from tests.integration.test_engine_basics import echo_router
 from tests.kit import eventually, make_settings, running_engine, simulated_telegram
 
 MESSAGES = 8
-
-
-def echo_router() -> Router:
-    router = Router("echo")
-
-    @router.message()
-    async def echo(message: dict[str, Any], ctx: Context) -> None:
-        ctx.uow.send(message["chat"]["id"], "sendMessage", {"text": f"echo: {message['text']}"})
-
-    return router
 
 
 @pytest.mark.slow
