@@ -62,9 +62,7 @@ class Conversation:
         """From the claim's `talk` column (inbox.CLAIM): {} when none is open."""
         if not talk:
             return None
-        data = talk.get("data")
-        expires = datetime.fromtimestamp(float(talk["expires_at"]), UTC)
-        return cls(talk["state"], dict(data) if isinstance(data, dict) else {}, expires)
+        return cls.of({**talk, "expires_at": datetime.fromtimestamp(talk["expires_at"], UTC)})
 
 
 def begin(
