@@ -58,8 +58,8 @@ class GroupCommit:
     statements: int = field(default=0, init=False)
     trips: int = field(default=0, init=False)
     _waiting: list[_Waiting] = field(default_factory=list, init=False)
-    _writing: int = field(default=0, init=False)
     _timer: asyncio.TimerHandle | None = field(default=None, init=False)
+    # The batches being written (kept here so that they are not collected mid-write).
     _tasks: set[asyncio.Task[None]] = field(default_factory=set, init=False)
 
     async def run(self, sql: str, args: Sequence[Any], bot_id: int) -> asyncpg.Record | None:
@@ -69,7 +69,7 @@ class GroupCommit:
         self._waiting.append(waiting)
         if len(self._waiting) >= self.most:
             self._write_now()
-        elif self._timer is None and self._writing < self.in_flight:
+        elif self._timer is None and len(self._tasks) < self.in_flight:
             self._timer = loop.call_later(self.gather_s, self._write_now)
         return await waiting.result
 
@@ -77,16 +77,14 @@ class GroupCommit:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        while self._waiting and self._writing < self.in_flight:
+        while self._waiting and len(self._tasks) < self.in_flight:
             taken, self._waiting = self._waiting[: self.most], self._waiting[self.most :]
-            self._writing += 1
             task = asyncio.create_task(self._write(taken))
             self._tasks.add(task)
             task.add_done_callback(self._written)
 
     def _written(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        self._writing -= 1
         # What gathered while this batch was written goes at once: it has waited already.
         if self._waiting:
             self._write_now()
