@@ -132,6 +132,7 @@ class Worker:
         # The features' routers are all included by now.
         self._claim_sql = claim_with(tuple(sorted(self.router.read_aheads().items())))
         self._each_bot = await on_citus(self.pool)
+        self.commits.per_bot = self._each_bot  # known here: the batches need not ask again
         if self._each_bot:
             self._claim_sql = inbox.one_bot(self._claim_sql)
         stopper = asyncio.create_task(self._wake_on(stop))
