@@ -118,6 +118,23 @@ events = st.lists(
 )
 
 
+async def _fold_and_check(
+    pool: asyncpg.Pool,
+    rows: list[tuple[int, int, str, int, int]],
+    zone: str,
+    origin: datetime,
+    folded_to: int,
+    span: Span,
+) -> None:
+    """The events written from `origin`, folded `folded_to` hours past it in `zone`: the
+    figures over `span` equal the raw facts."""
+    await pool.execute(RESET)
+    await pool.execute(ZONE, zone)
+    await _write(pool, rows, origin)
+    await roll_up(pool, now=origin + timedelta(hours=folded_to))
+    await _check(pool, zone, span)
+
+
 async def _write(
     pool: asyncpg.Pool, rows: list[tuple[int, int, str, int, int]], origin: datetime = ORIGIN
 ) -> None:
@@ -220,12 +237,10 @@ async def test_rollups_plus_the_live_tail_equal_the_raw_facts(
     first: int,
     days: int,
 ) -> None:
-    await pool.execute(RESET)
-    await pool.execute(ZONE, zone)
-    await _write(pool, rows)
-    await roll_up(pool, now=ORIGIN + timedelta(hours=folded_to))
     base = ORIGIN.astimezone().date() + timedelta(days=first)
-    await _check(pool, zone, Span(base, base + timedelta(days=days - 1)))
+    await _fold_and_check(
+        pool, rows, zone, ORIGIN, folded_to, Span(base, base + timedelta(days=days - 1))
+    )
 
 
 # Over two and a half months: spans long enough to read whole months, less days at their ends.
@@ -263,12 +278,9 @@ async def test_long_spans_read_from_months_equal_the_raw_facts(
     first: int,
     days: int,
 ) -> None:
-    await pool.execute(RESET)
-    await pool.execute(ZONE, zone)
-    await _write(pool, rows, LONG_START)
-    await roll_up(pool, now=LONG_START + timedelta(hours=folded_to))
     base = LONG_START.date() + timedelta(days=first)
-    await _check(pool, zone, Span(base, base + timedelta(days=days - 1)))
+    span = Span(base, base + timedelta(days=days - 1))
+    await _fold_and_check(pool, rows, zone, LONG_START, folded_to, span)
 
 
 async def test_a_changed_zone_rebuilds_and_figures_stay_exact(pool: asyncpg.Pool) -> None:
