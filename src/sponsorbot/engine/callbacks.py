@@ -3,7 +3,8 @@
 Telegram gives a button's data back exactly as the client sends it, and the client is anyone:
 `unpack` trusts nothing (the prefix, the number of parts, each part's shape), and a feature
 must still check that what it names belongs to the person pressing (docs/adr/0006-callback-data.md).
-Each class has its own prefix; two classes cannot share one.
+Each class has its own prefix; two classes cannot share one. `Cls.filter()` is the router
+filter for its buttons: it hands the handler what was pressed, unpacked, as `pressed`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from typing import Any, ClassVar, Self
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
-from sponsorbot.engine.filters import CallbackPrefix
+from sponsorbot.engine.unit import Context
 
 MAX_BYTES = 64  # Telegram's limit for callback_data
 SEP = ":"
@@ -104,6 +106,28 @@ class CallbackData:
             return None
 
     @classmethod
-    def filter(cls) -> CallbackPrefix:
-        """A router filter for presses of buttons carrying this class's prefix."""
-        return CallbackPrefix(cls.prefix)
+    def filter(cls) -> Pressed[Self]:
+        """A router filter for presses of this class's buttons; the handler gets the data as
+        `pressed`. Data that does not unpack passes the update on (the stray-button answer)."""
+        return Pressed(cls)
+
+
+C = TypeVar("C", bound=CallbackData)
+
+
+class Pressed(Generic[C]):
+    """The router filter `CallbackData.filter()` makes: the press's data unpacks as `kind`."""
+
+    def __init__(self, kind: type[C]) -> None:
+        self.kind = kind
+        self._head = kind.prefix + SEP
+
+    def __call__(self, query: Any, ctx: Context) -> Literal[False] | Mapping[str, C]:
+        data = query.get("data")
+        # The prefix first: most presses are another class's, and this is cheaper than unpack.
+        if not isinstance(data, str):
+            return False
+        if data != self.kind.prefix and not data.startswith(self._head):
+            return False
+        pressed = self.kind.parse(data)
+        return False if pressed is None else {"pressed": pressed}

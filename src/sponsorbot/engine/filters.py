@@ -1,14 +1,18 @@
-"""Filters for router handlers: each is `check(event, ctx) -> bool` (or an awaitable bool).
+"""Filters for router handlers: each is `check(event, ctx) -> bool` (or an awaitable bool), or
+a mapping for a filter that hands what it found to the handler (`engine/routing.py`).
 
-They read the update's body only, except `State`, which reads the person's conversation (one
-indexed read, made only when a handler with this filter is tried, and then once per update).
+They read the update's body only, except `State`, which reads the person's conversation (read
+with the claim, else one indexed read made only when a handler with this filter is tried, and
+then once per update) and hands it on as `conversation`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
+from sponsorbot.engine.conversation import Conversation
 from sponsorbot.engine.unit import Context
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@\w+)?(?:\s|$)")
@@ -92,13 +96,16 @@ class CallbackPrefix:
 
 
 class State:
-    """The person's open conversation is in one of these states (`State()`: in any)."""
+    """The person's open conversation is in one of these states (`State()`: in any); the
+    handler gets it as `conversation`."""
 
     def __init__(self, *names: str) -> None:
         self.names = frozenset(names)
 
-    async def __call__(self, event: Any, ctx: Context) -> bool:
+    async def __call__(
+        self, event: Any, ctx: Context
+    ) -> Literal[False] | Mapping[str, Conversation]:
         conversation = await ctx.conversation()
-        if conversation is None:
+        if conversation is None or (self.names and conversation.state not in self.names):
             return False
-        return not self.names or conversation.state in self.names
+        return {"conversation": conversation}

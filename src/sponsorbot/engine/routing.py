@@ -6,12 +6,18 @@ a `callback_query`, the first handler whose filters all pass and that does not a
 `UNHANDLED` takes the update; the rest never see it. The observer kinds (`chat_member`,
 `my_chat_member`, `chat_join_request`) are facts several features may want: every matching
 handler sees them. What Telegram is asked to deliver (`allowed_updates`) is what is registered.
+
+A filter answers True or False, or a mapping: it passes, and what it found goes to the handler
+as keyword arguments (`CallbackData.filter()` hands `pressed=`, `State(...)` hands
+`conversation=`), as aiogram's filters do; a router's own filters hand theirs to every handler
+below it. A handler is `handler(event, ctx, **data)`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
 from sponsorbot.engine.unit import Context
@@ -29,9 +35,15 @@ UNHANDLED: Final = _Unhandled()
 # Several features may listen to these; every matching handler runs.
 OBSERVER_KINDS = frozenset({"chat_member", "my_chat_member", "chat_join_request"})
 
-Filter = Callable[[Any, Context], bool | Awaitable[bool]]
-Handler = Callable[[Any, Context], Awaitable[object]]
+# What a filter answers: pass or not, or pass with data for the handler.
+Found = bool | Mapping[str, Any]
+Filter = Callable[[Any, Context], Found | Awaitable[Found]]
+# `handler(event, ctx, **data)`, with the data its filters found.
+Handler = Callable[..., Awaitable[object]]
 H = TypeVar("H", bound=Handler)
+# The data of an update no filter found anything for: one shared, read-only instance, so the
+# common case allocates nothing.
+NO_DATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +51,35 @@ class _Registered:
     handler: Handler
     filters: tuple[Filter, ...]
 
-    async def passes(self, event: Any, ctx: Context) -> bool:
-        return await _passes(self.filters, event, ctx)
+    async def run(self, event: Any, ctx: Context, data: Mapping[str, Any]) -> object:
+        """The handler, if its filters pass (UNHANDLED if not), with the data they found."""
+        found = await _passes(self.filters, event, ctx, data)
+        if found is None:
+            return UNHANDLED
+        if found:
+            return await self.handler(event, ctx, **found)
+        return await self.handler(event, ctx)
 
 
-async def _passes(filters: tuple[Filter, ...], event: Any, ctx: Context) -> bool:
-    """Whether every filter passes, in order, stopping at the first that does not."""
+async def _passes(
+    filters: tuple[Filter, ...], event: Any, ctx: Context, data: Mapping[str, Any]
+) -> Mapping[str, Any] | None:
+    """`data` and what the filters found, if every filter passes (in order, stopping at the
+    first that does not); None if one does not."""
     for check in filters:
         result = check(event, ctx)
-        # A filter answers a bool, or an awaitable of one (cheaper to tell than isawaitable).
-        if not isinstance(result, bool):
+        # A bool first: most filters answer one (cheaper to tell than isawaitable).
+        if result is True:
+            continue
+        if result is False:
+            return None
+        if not isinstance(result, (bool, Mapping)):
             result = await result
-        if not result:
-            return False
-    return True
+        if isinstance(result, Mapping):
+            data = {**data, **result}
+        elif not result:
+            return None
+    return data
 
 
 class Router:
@@ -70,9 +97,11 @@ class Router:
         self._ahead: dict[str, str] = {}
 
     def on(self, kind: str, *filters: Filter) -> Callable[[H], H]:
-        """Register the decorated `handler(event, ctx)` for updates of `kind` passing `filters`.
+        """Register the decorated `handler(event, ctx, **data)` for updates of `kind` passing
+        `filters`.
 
-        `event` is the update's body (the message, the callback query, ...).
+        `event` is the update's body (the message, the callback query, ...); `data` is what the
+        filters (this router's and its parents' included) found, by name.
         """
 
         def register(handler: H) -> H:
@@ -171,35 +200,41 @@ class Router:
         if event is None:
             return False
         if kind in OBSERVER_KINDS:
-            return await self._notify(kind, event, ctx) > 0
-        return await self._propagate(kind, event, ctx) is not UNHANDLED
+            return await self._notify(kind, event, ctx, NO_DATA) > 0
+        return await self._propagate(kind, event, ctx, NO_DATA) is not UNHANDLED
 
-    async def _propagate(self, kind: str, event: Any, ctx: Context) -> object:
+    async def _propagate(
+        self, kind: str, event: Any, ctx: Context, data: Mapping[str, Any]
+    ) -> object:
         if not self.handles(kind):
             return UNHANDLED
-        if self.filters and not await _passes(self.filters, event, ctx):
-            return UNHANDLED
+        if self.filters:
+            found = await _passes(self.filters, event, ctx, data)
+            if found is None:
+                return UNHANDLED
+            data = found
         for registered in self._handlers.get(kind, ()):
-            if await registered.passes(event, ctx):
-                result = await registered.handler(event, ctx)
-                if result is not UNHANDLED:
-                    return result
+            result = await registered.run(event, ctx, data)
+            if result is not UNHANDLED:
+                return result
         for child in self._children:
-            result = await child._propagate(kind, event, ctx)
+            result = await child._propagate(kind, event, ctx, data)
             if result is not UNHANDLED:
                 return result
         return UNHANDLED
 
-    async def _notify(self, kind: str, event: Any, ctx: Context) -> int:
+    async def _notify(self, kind: str, event: Any, ctx: Context, data: Mapping[str, Any]) -> int:
         if not self.handles(kind):
             return 0
-        if self.filters and not await _passes(self.filters, event, ctx):
-            return 0
+        if self.filters:
+            found = await _passes(self.filters, event, ctx, data)
+            if found is None:
+                return 0
+            data = found
         ran = 0
         for registered in self._handlers.get(kind, ()):
-            passes = await registered.passes(event, ctx)
-            if passes and await registered.handler(event, ctx) is not UNHANDLED:
+            if await registered.run(event, ctx, data) is not UNHANDLED:
                 ran += 1
         for child in self._children:
-            ran += await child._notify(kind, event, ctx)
+            ran += await child._notify(kind, event, ctx, data)
         return ran

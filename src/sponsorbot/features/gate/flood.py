@@ -15,16 +15,23 @@ one notice per window. What the person is sent is then paced again by the engine
 what Telegram lets a bot send to one chat.
 
 The rule (`step`) is pure. `PerPerson` keeps the buckets in the worker's memory: approximate
-across workers, which is all a flood limit needs, and free of database writes.
+across workers, which is all a flood limit needs, and free of database writes. `@paced(...)`
+puts a handler behind one of them, so handlers do not check the limit themselves.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
+
+from sponsorbot.engine.unit import Context
+from sponsorbot.features.turn import Method, Turn
 
 # A person whose taps are exactly 1 s apart at 1 token a second must find a whole token each
 # time, but `now - at` of two float clock readings can come out a hair short of the gap.
@@ -114,3 +121,39 @@ class PerPerson:
             self._buckets.popitem(last=False)
         quiet = old.quiet if verdict is Paced.TELL and old is not None else 0
         return verdict, quiet
+
+
+def paced(limit: Callable[[Any], PerPerson], notice: str, doing: str) -> Callable[[Method], Method]:
+    """Answer `handler(self, event, ctx, turn, ...)` only within the person's pace, read by
+    `limit(self)`. The first refusal of a window tells the person why (the text `notice`) and
+    leaves a line for the owner in the handler's module's log (`doing`: what they do too fast);
+    the rest are dropped without a word. The turn still ends (the person was seen)."""
+
+    def wrap(handler: Method) -> Method:
+        log = logging.getLogger(handler.__module__)
+
+        @functools.wraps(handler)
+        async def run(owner: Any, event: Any, ctx: Context, turn: Turn, *args: Any) -> object:
+            # A retry (the first try's commit failed) was counted already.
+            if ctx.attempt == 1:
+                pace = limit(owner)
+                verdict, quiet = pace.check(ctx.bot.id, turn.user_id)
+                if verdict is Paced.TELL:
+                    turn.say(notice)
+                    log.info(
+                        "bot %s: user %s %s faster than the pace (%s a second after a burst of"
+                        " %s); told to wait, %s refused without a word since the last notice",
+                        ctx.bot.id,
+                        turn.user_id,
+                        doing,
+                        f"{pace.pace.per_s:g}",
+                        pace.pace.burst,
+                        quiet,
+                    )
+                if verdict is not Paced.ALLOW:
+                    return None
+            return await handler(owner, event, ctx, turn, *args)
+
+        return run
+
+    return wrap

@@ -3,15 +3,16 @@
 Read phase: the bot's configuration (cached), one query for the content and the person's
 open gate, one getChatMember per gate channel, all at once. Write phase: the person, the gate
 state, events and every outgoing call, committed with the update's done mark; on /start, all in
-that one statement (UnitOfWork.write_alone).
+that one statement (UnitOfWork.write_alone). Each handler runs in a `VisitorTurn`
+(`features/turn.py`), which upserts the person and writes the events when it ends, and the
+paced ones behind the person's flood limit (`flood.paced`).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,14 +29,13 @@ from sponsorbot.features.channels.service import (
 )
 from sponsorbot.features.content.service import CODE_SHAPE
 from sponsorbot.features.errors import Refused
-from sponsorbot.features.gate.flood import Pace, Paced, PerPerson
+from sponsorbot.features.gate.flood import Pace, PerPerson, paced
 from sponsorbot.features.gate.hooks import GateHooks
 from sponsorbot.features.gate.membership import MembershipCache, Standing, Verdict, check_all
-from sponsorbot.features.people import names, seen
+from sponsorbot.features.people import names
 from sponsorbot.features.stats.events import EventKind, Events
-from sponsorbot.features.texts import escape, language_of, render
-
-log = logging.getLogger(__name__)
+from sponsorbot.features.texts import escape, render
+from sponsorbot.features.turn import Turn, turned
 
 LOOKUP = """
 SELECT c.id, c.code, c.kind, c.items, c.caption, c.protect, c.auto_delete_s, c.enabled,
@@ -88,7 +88,6 @@ SET last_seen = excluded.last_seen, language = COALESCE(excluded.language, peopl
     gate_content_id = excluded.gate_content_id, gate_ref = excluded.gate_ref,
     gate_checks = excluded.gate_checks, gate_joined = false
 """
-MAX_ANSWER = 200  # answerCallbackQuery text limit
 # Why a private gate channel let a visitor through: the bot cannot make a link to join it.
 NO_LINK = "the bot cannot make an invite link there"
 # Paces per person (features/gate/flood.py). Links: a burst of 20, then one a second, which
@@ -117,30 +116,18 @@ class Joined(CallbackData, prefix="j"):
 
 
 @dataclass(slots=True)
-class _Turn:
-    """One visitor's update being answered: who, in which language, with which texts."""
+class VisitorTurn(Turn):
+    """A visitor's turn: the statistics events it records are written when it ends."""
 
-    user: dict[str, Any]
-    user_id: int
-    lang: str
-    config: BotConfig
-    uow: UnitOfWork
-    events: Events
+    events: Events = field(init=False)
 
-    def text(self, key: str, *, html: bool = True, **values: Any) -> str:
-        """A visitor text in this person's language (the owner's override first)."""
-        return render(key, self.lang, self.config.texts, html=html, **values)
+    def __post_init__(self) -> None:
+        self.events = Events(self.uow.bot_id)
 
-    def reply(self, key: str) -> None:
-        """Send one visitor text as a message."""
-        self.uow.queue(calls.send_message(self.user_id, self.text(key)))
-
-    def answer(
-        self, query: dict[str, Any], key: str, *, alert: bool = False, **values: Any
-    ) -> None:
-        """Stop the button's spinner with a short notice (or an alert)."""
-        text = self.text(key, html=False, **values)[:MAX_ANSWER]
-        self.uow.queue(calls.answer_callback(self.user_id, query["id"], text, alert=alert))
+    def end(self) -> None:
+        """The person, then the events, with the update's other writes."""
+        Turn.end(self)
+        self.events.flush(self.uow)
 
 
 def _read_ahead(ctx: Context, code: str | None, user_id: int) -> Any:
@@ -169,31 +156,29 @@ class Visitor:
         self.welcomes = PerPerson(WELCOMES)
         self.taps = PerPerson(TAPS)
 
-    async def _turn(self, user: dict[str, Any], ctx: Context) -> _Turn:
-        config = await self.config.get(ctx.bot.id)
-        lang = language_of(user.get("language_code"))
-        return _Turn(user, int(user["id"]), lang, config, ctx.uow, Events(ctx.bot.id))
-
-    async def welcome(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned(VisitorTurn)
+    async def welcome(self, message: dict[str, Any], ctx: Context, turn: VisitorTurn) -> None:
         """Anything no feature took (no code, a word, a sticker): the welcome text."""
-        turn = await self._turn(message["from"], ctx)
-        seen(ctx.uow, turn.user)
-        if not self._paced(ctx, turn, self.welcomes, "welcome_again", "sends messages"):
-            return
-        markup = self.hooks.welcome_markup(turn.config, turn.lang)
-        ctx.uow.queue(calls.send_message(turn.user_id, turn.text("welcome"), markup=markup))
+        await self._welcome(message, ctx, turn)
 
-    async def start(self, message: dict[str, Any], ctx: Context) -> None:
+    @paced(lambda visitor: visitor.welcomes, "welcome_again", "sends messages")
+    async def _welcome(self, message: dict[str, Any], ctx: Context, turn: VisitorTurn) -> None:
+        turn.say("welcome", markup=self.hooks.welcome_markup(turn.config, turn.lang))
+
+    @turned(VisitorTurn)
+    async def start(self, message: dict[str, Any], ctx: Context, turn: VisitorTurn) -> None:
         """/start with a code: the content at once, or the gate first."""
         payload = start_payload(message)
-        if not payload:
-            await self.welcome(message, ctx)
-            return
-        turn = await self._turn(message["from"], ctx)
+        if payload:
+            await self._open(message, ctx, turn, payload)
+        else:
+            await self._welcome(message, ctx, turn)
+
+    @paced(lambda visitor: visitor.taps, "slow_down", "opens links")
+    async def _open(
+        self, message: dict[str, Any], ctx: Context, turn: VisitorTurn, payload: str
+    ) -> None:
         user_id, events = turn.user_id, turn.events
-        if not self._paced(ctx, turn, self.taps, "slow_down", "opens links"):
-            seen(ctx.uow, turn.user)
-            return
         code = payload if CODE_SHAPE.match(payload) else None
         row = _read_ahead(ctx, code, user_id)
         if row is None and code:
@@ -202,10 +187,8 @@ class Visitor:
         opened = row["id"] if row is not None else None
         events.add(EventKind.STARTED, user_id, content_id=opened)
         if row is None or row["id"] is None or not row["enabled"]:
-            seen(ctx.uow, turn.user)
             events.add(EventKind.UNKNOWN_CODE, user_id, data={"code": payload[:64]})
-            turn.reply("unknown_code")
-            events.flush(ctx.uow)
+            turn.say("unknown_code")
             return
         missing = await self._missing(ctx, turn, row["pending"])
         old_ref = row["gate_ref"]
@@ -217,7 +200,7 @@ class Visitor:
             ref = f"gate:{user_id}:{secrets.token_hex(6)}"
             text, markup = gate_message(missing, row["code"], turn.lang, turn.config)
             ctx.uow.queue(calls.send_message(user_id, text, markup=markup, ref=ref))
-            ctx.uow.write_alone(
+            turn.person_written(
                 SEEN_WITH_GATE, ctx.bot.id, user_id, language, row["id"], ref, 1, *names(turn.user)
             )
             # The channels asked for, so statistics can count how often each was shown.
@@ -225,22 +208,24 @@ class Visitor:
             events.add(EventKind.GATE_SHOWN, user_id, content_id=row["id"], data={"missing": shown})
         else:
             if old_ref:
-                ctx.uow.write_alone(
+                turn.person_written(
                     SEEN_WITH_GATE, ctx.bot.id, user_id, language, None, None, 0, *names(turn.user)
                 )
-            else:
-                seen(ctx.uow, turn.user)
             if turn.config.gate:
                 events.add(EventKind.GATE_PASSED, user_id, content_id=row["id"], data={"checks": 1})
             deliver(ctx.uow, user_id, dict(row), turn.lang, turn.config, events, self.hooks)
-        events.flush(ctx.uow)
 
-    async def joined(self, query: dict[str, Any], ctx: Context) -> None:
-        """The visitor pressed "I've joined": check again; edit the gate or deliver."""
-        turn = await self._turn(query["from"], ctx)
+    @turned(VisitorTurn)
+    async def joined(
+        self, query: dict[str, Any], ctx: Context, turn: VisitorTurn, pressed: Joined | None = None
+    ) -> None:
+        """The visitor pressed "I've joined": check again; edit the gate or deliver.
+
+        `pressed` is the button's data, unpacked by the router's `Joined.filter()`; a caller
+        with no router (a test) leaves it to be unpacked here."""
+        if pressed is None:
+            pressed = Joined.parse(query.get("data"))
         user_id, events, uow = turn.user_id, turn.events, ctx.uow
-        seen(uow, turn.user)
-        pressed = Joined.parse(query.get("data"))
         message = query.get("message") or {}
         message_id = message.get("message_id")
         row = await self._pressed(ctx, pressed, user_id) if pressed is not None else None
@@ -271,36 +256,13 @@ class Visitor:
                 EventKind.GATE_PASSED, user_id, content_id=row["id"], data={"checks": checks}
             )
             deliver(uow, user_id, dict(row), turn.lang, turn.config, events, self.hooks)
-        events.flush(uow)
 
-    async def stray_button(self, query: dict[str, Any], ctx: Context) -> None:
+    @turned(VisitorTurn, seen=False)
+    async def stray_button(self, query: dict[str, Any], ctx: Context, turn: VisitorTurn) -> None:
         """A button no feature took (an old keyboard, a forged or unknown prefix): its spinner
         stops with a word, in the visitor's language."""
-        if not isinstance(query.get("id"), str) or not isinstance(query.get("from"), dict):
-            return
-        turn = await self._turn(query["from"], ctx)
-        turn.answer(query, "button_outdated")
-
-    def _paced(self, ctx: Context, turn: _Turn, pace: PerPerson, notice: str, doing: str) -> bool:
-        """Whether this update is answered at all; the first refusal of a window tells the
-        person why (`notice`) and leaves a line for the owner."""
-        # A retry (the first try's commit failed) was counted already.
-        if ctx.attempt != 1:
-            return True
-        verdict, quiet = pace.check(ctx.bot.id, turn.user_id)
-        if verdict is Paced.TELL:
-            turn.reply(notice)
-            log.info(
-                "bot %s: user %s %s faster than the pace (%s a second after a burst of %s);"
-                " told to wait, %s refused without a word since the last notice",
-                ctx.bot.id,
-                turn.user_id,
-                doing,
-                f"{pace.pace.per_s:g}",
-                pace.pace.burst,
-                quiet,
-            )
-        return verdict is Paced.ALLOW
+        if isinstance(query.get("id"), str):
+            turn.answer(query, "button_outdated")
 
     async def _pressed(self, ctx: Context, pressed: Joined, user_id: int) -> Any:
         """The content and person a "I've joined" button names, or None when it names nothing
@@ -316,7 +278,7 @@ class Visitor:
         return None
 
     async def _missing(
-        self, ctx: Context, turn: _Turn, pending: list[int] | None
+        self, ctx: Context, turn: VisitorTurn, pending: list[int] | None
     ) -> list[GateChannel]:
         """The gate channels this person has not joined (nor asked to, where that counts)."""
         gate = list(turn.config.gate)
@@ -339,7 +301,7 @@ class Visitor:
                 missing.append(verdict.channel)
         return missing
 
-    def _unknown(self, ctx: Context, turn: _Turn, verdict: Verdict) -> None:
+    def _unknown(self, ctx: Context, turn: VisitorTurn, verdict: Verdict) -> None:
         """Let the visitor through, and show the owner why in the channel's status."""
         reason = verdict.reason or "unknown"
         lost = "inaccessible" in reason or "admin" in reason.lower()
