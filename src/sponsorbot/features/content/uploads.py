@@ -3,7 +3,9 @@
 One file: a link at once. ``/batch`` ... ``/done``: one link for everything sent in between
 (``/cancel`` drops it); the open batch is the uploader's conversation state. A forwarded channel
 post adds that channel to the bot. Anyone not on the bot's uploader list, and anything that is
-not an upload matter (``/start``, a plain word outside a batch), goes on to the gate.
+not an upload matter (``/start``, a plain word outside a batch), goes on to the gate. Each
+handler runs in the uploader's turn (`features/turn.py`): their language, the texts, and the
+person upserted when it is answered.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine import calls, conversation
+from sponsorbot.engine.conversation import Conversation, begin, end
 from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
 from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
@@ -33,8 +35,7 @@ from sponsorbot.features.content.service import (
     new_code,
 )
 from sponsorbot.features.errors import FeatureError
-from sponsorbot.features.people import seen
-from sponsorbot.features.texts import language_of, render
+from sponsorbot.features.turn import Turn, turned
 from sponsorbot.telegram import TelegramError
 
 BATCH = "upload:batch"
@@ -72,44 +73,41 @@ class Uploads:
         router.message()(self.single)
         return router
 
-    async def _reply(self, message: dict[str, Any], ctx: Context, key: str, **values: Any) -> None:
-        config = await self.config.get(ctx.bot.id)
-        lang = language_of(message["from"].get("language_code"))
-        text = render(key, lang, config.texts, **values)
-        ctx.uow.queue(calls.send_message(int(message["from"]["id"]), text))
-
-    async def open_batch(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned()
+    async def open_batch(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/batch: start gathering items (an open batch starts over)."""
-        seen(ctx.uow, message["from"])
-        conversation.begin(ctx.uow, int(message["from"]["id"]), BATCH, {"items": []})
-        await self._reply(message, ctx, "batch_started")
+        begin(ctx.uow, turn.user_id, BATCH, {"items": []})
+        turn.say("batch_started")
 
-    async def cancel_batch(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned()
+    async def cancel_batch(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/cancel: drop the open batch."""
-        seen(ctx.uow, message["from"])
         open_batch = await ctx.conversation()
-        conversation.end(ctx.uow, int(message["from"]["id"]))
+        end(ctx.uow, turn.user_id)
         in_batch = open_batch is not None and open_batch.state == BATCH
-        await self._reply(message, ctx, "batch_cancelled" if in_batch else "no_batch")
+        turn.say("batch_cancelled" if in_batch else "no_batch")
 
-    async def close_batch(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned()
+    async def close_batch(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/done: one link for the items of the open batch."""
-        seen(ctx.uow, message["from"])
-        user_id = int(message["from"]["id"])
         open_batch = await ctx.conversation()
         if open_batch is None or open_batch.state != BATCH:
-            await self._reply(message, ctx, "no_batch")
+            turn.say("no_batch")
             return
         items = list(open_batch.data.get("items") or [])
         if not items:
-            await self._reply(message, ctx, "batch_empty")
+            turn.say("batch_empty")
             return
-        conversation.end(ctx.uow, user_id)
+        end(ctx.uow, turn.user_id)
         kind = items[0]["kind"] if len(items) == 1 else "batch"
-        await self._store(message, ctx, NewContent(kind, items, f"tg:{user_id}"))
+        self._store(ctx, turn, NewContent(kind, items, f"tg:{turn.user_id}"))
 
-    async def add_to_batch(self, message: dict[str, Any], ctx: Context) -> object:
-        """A file or a text while a batch is open: one more item."""
+    @turned()
+    async def add_to_batch(
+        self, message: dict[str, Any], ctx: Context, turn: Turn, conversation: Conversation
+    ) -> object:
+        """A file or a text while a batch is open (`conversation`, from the `State` filter):
+        one more item."""
         if command_of(message) is not None:
             return UNHANDLED  # /start and other commands are not items
         item = item_of_message(message)
@@ -118,28 +116,25 @@ class Uploads:
             item = {"kind": "text", "text": text}
         if item is None:
             return UNHANDLED
-        seen(ctx.uow, message["from"])
-        open_batch = await ctx.conversation()
-        items = list(open_batch.data.get("items") or []) if open_batch else []
+        items = list(conversation.data.get("items") or [])
         if len(items) >= MAX_ITEMS:
-            await self._reply(message, ctx, "batch_added", count=f"{MAX_ITEMS}/{MAX_ITEMS}: /done")
+            turn.say("batch_added", count=f"{MAX_ITEMS}/{MAX_ITEMS}: /done")
             return None
         items.append(item)
-        conversation.begin(ctx.uow, int(message["from"]["id"]), BATCH, {"items": items})
-        await self._reply(message, ctx, "batch_added", count=len(items))
+        begin(ctx.uow, turn.user_id, BATCH, {"items": items})
+        turn.say("batch_added", count=len(items))
         return None
 
-    async def single(self, message: dict[str, Any], ctx: Context) -> object:
+    @turned()
+    async def single(self, message: dict[str, Any], ctx: Context, turn: Turn) -> object:
         """One file outside a batch: a link for it at once."""
         item = item_of_message(message)
         if item is None:
             return UNHANDLED
-        seen(ctx.uow, message["from"])
-        user_id = int(message["from"]["id"])
-        await self._store(message, ctx, NewContent(item["kind"], [item], f"tg:{user_id}"))
+        self._store(ctx, turn, NewContent(item["kind"], [item], f"tg:{turn.user_id}"))
         return None
 
-    async def _store(self, message: dict[str, Any], ctx: Context, new: NewContent) -> None:
+    def _store(self, ctx: Context, turn: Turn, new: NewContent) -> None:
         code = new_code()
         bot_id = ctx.bot.id
 
@@ -148,17 +143,17 @@ class Uploads:
             await conn.execute(INSERT, *new.args(bot_id, code))
 
         ctx.uow.run_in_transaction(insert)
-        await self._reply(message, ctx, "upload_saved", link=link(ctx.bot.username, code))
+        turn.say("upload_saved", link=link(ctx.bot.username, code))
 
-    async def add_channel(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned()
+    async def add_channel(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """A post forwarded from a channel: add that channel to the bot (checked live)."""
-        seen(ctx.uow, message["from"])
         chat = forwarded_chat(message)
         assert chat is not None
         key, values = await self._add_channel(ctx, int(chat["id"]))
-        await self._reply(message, ctx, key, **values)
+        turn.say(key, **values)
 
-    async def _add_channel(self, ctx: Context, chat_id: int) -> tuple[str, dict[str, str]]:
+    async def _add_channel(self, ctx: Context, chat_id: int) -> tuple[str, dict[str, Any]]:
         """Queue the channel's row (and invite link); the reply's text key and values."""
         uow = ctx.uow
         try:
