@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlencode
 
 import asyncpg
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData, UploadFile
 
@@ -25,19 +25,18 @@ from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.telegram.html import HtmlError, parse_html
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.broadcast_form import form_values, read_audience, read_form
-from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.deps import Edit, Id, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes, status_of
 from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.paging import neighbours, page_count, page_number
 from sponsorbot.web.panel.web import Viewer, audit, audit_changes, panel_of, redirect, render
 from sponsorbot.web.uploads import read_file
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 PAGE = 25
 CAMPAIGNS = 200  # campaigns offered as an audience filter, newest first
-# An id PostgreSQL's bigint can hold: a longer one in the address bar is a 422, not a DB error.
-Id = Annotated[int, Path(ge=1, lt=2**63)]
 
 STATUS_NAMES: dict[str, str] = {
     Status.DRAFT: N_("Draft"),
@@ -275,12 +274,10 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
     q = request.query_params
     bot = int(q["bot"]) if is_id(q.get("bot", "")) and int(q["bot"]) in usernames else None
     status = q.get("status") if q.get("status") in STATUSES else None
-    page = q.get("page", "1")
-    number = max(int(page), 1) if page.isdigit() and len(page) < 6 else 1
+    number = page_number(request)
     rows, total = await features.broadcasts.page(
         [bot] if bot else list(usernames), status, PAGE, (number - 1) * PAGE
     )
-    pages = max((total + PAGE - 1) // PAGE, 1)
     filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
 
     def page_url(n: int) -> str:
@@ -295,8 +292,7 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
         "statuses": STATUSES,
         "total": total,
         "filtered": bool(filters),
-        "newer": page_url(number - 1) if number > 1 else None,
-        "older": page_url(number + 1) if number < pages else None,
+        **neighbours(number, number < page_count(total, PAGE), page_url),
         **NAMES,
     }
     return render(request, viewer, "broadcasts.html", context)

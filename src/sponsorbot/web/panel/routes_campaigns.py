@@ -3,10 +3,10 @@ chart and per-bot figures, pause / resume / end, and the sponsor's report link."
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
@@ -16,18 +16,16 @@ from sponsorbot.features.campaigns.service import MAX_RETENTION_HOURS, Draft
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.web.deps import report_url, services_of
 from sponsorbot.web.panel import chart
-from sponsorbot.web.panel.deps import Edit, View
+from sponsorbot.web.panel.deps import Edit, Id, View
 from sponsorbot.web.panel.errors import REFUSED, describe, status_of
 from sponsorbot.web.panel.fields import is_id, local_input, moment_of, text_of, whole_number
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.paging import neighbours, page_count, page_number
 from sponsorbot.web.panel.web import Viewer, audit, audit_changes, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 PAGE = 25
-# An id PostgreSQL's bigint can hold: a longer one typed into the address bar is a 422, not a
-# database error.
-CampaignId = Annotated[int, Path(ge=1, lt=2**63)]
 
 STATUS_NAMES: dict[str, str] = {
     Status.SCHEDULED: N_("Scheduled"),
@@ -172,10 +170,8 @@ async def campaigns_page(request: Request, viewer: View) -> Response:
     """Every campaign, newest first: its status, progress to the goal, joins today, kept/left."""
     wanted = request.query_params.get("status", "")
     status = wanted if wanted in STATUSES else None
-    page = request.query_params.get("page", "1")
-    number = max(int(page), 1) if page.isdigit() and len(page) < 6 else 1
+    number = page_number(request)
     rows, total = await services_of(request).campaigns.page(PAGE, (number - 1) * PAGE, status)
-    pages = max((total + PAGE - 1) // PAGE, 1)
 
     def page_url(n: int) -> str:
         return "?" + urlencode({"status": status, "page": n} if status else {"page": n})
@@ -185,8 +181,7 @@ async def campaigns_page(request: Request, viewer: View) -> Response:
         "status": status,
         "statuses": STATUSES,
         "total": total,
-        "newer": page_url(number - 1) if number > 1 else None,
-        "older": page_url(number + 1) if number < pages else None,
+        **neighbours(number, number < page_count(total, PAGE), page_url),
         **names(),
     }
     return render(request, viewer, "campaigns.html", context)
@@ -233,20 +228,20 @@ async def _detail_page(
 
 
 @router.get("/campaigns/{campaign_id}")
-async def campaign_page(request: Request, campaign_id: CampaignId, viewer: View) -> Response:
+async def campaign_page(request: Request, campaign_id: Id, viewer: View) -> Response:
     """One campaign: figures, the hourly chart, each bot's figures and link, the report link."""
     return await _detail_page(request, viewer, campaign_id)
 
 
 @router.get("/campaigns/{campaign_id}/edit")
-async def campaign_edit(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+async def campaign_edit(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """The form to change a campaign's name, goal, end, retention window or place."""
     campaign = await services_of(request).campaigns.get(campaign_id)
     return await _form_page(request, viewer, {}, campaign=campaign)
 
 
 @router.post("/campaigns/{campaign_id}/edit")
-async def campaign_change(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+async def campaign_change(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """Save the changes; a wrong field is shown beside it with what was typed."""
     service = services_of(request).campaigns
     before = await service.get(campaign_id)
@@ -302,34 +297,30 @@ async def _act(request: Request, viewer: Viewer, campaign_id: int, action: str) 
 
 
 @router.post("/campaigns/{campaign_id}/pause")
-async def campaign_pause(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+async def campaign_pause(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """Take the campaign's channel out of the gates for now (its links stay valid)."""
     return await _act(request, viewer, campaign_id, "paused")
 
 
 @router.post("/campaigns/{campaign_id}/resume")
-async def campaign_resume(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+async def campaign_resume(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """Put a paused campaign back into its gates."""
     return await _act(request, viewer, campaign_id, "resumed")
 
 
 @router.post("/campaigns/{campaign_id}/end")
-async def campaign_end(request: Request, campaign_id: CampaignId, viewer: Edit) -> Response:
+async def campaign_end(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """End the campaign now: out of every gate, its invite links revoked."""
     return await _act(request, viewer, campaign_id, "ended")
 
 
 @router.post("/campaigns/{campaign_id}/report/rotate")
-async def campaign_report_rotate(
-    request: Request, campaign_id: CampaignId, viewer: Edit
-) -> Response:
+async def campaign_report_rotate(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """A new report link for the sponsor; the old one stops working."""
     return await _act(request, viewer, campaign_id, "report_rotated")
 
 
 @router.post("/campaigns/{campaign_id}/report/revoke")
-async def campaign_report_revoke(
-    request: Request, campaign_id: CampaignId, viewer: Edit
-) -> Response:
+async def campaign_report_revoke(request: Request, campaign_id: Id, viewer: Edit) -> Response:
     """No report link until a new one is made."""
     return await _act(request, viewer, campaign_id, "report_revoked")

@@ -18,6 +18,7 @@ from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import Edit, ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe, megabytes
 from sponsorbot.web.panel.i18n import gettext as _
+from sponsorbot.web.panel.paging import neighbours, page_count, page_number
 from sponsorbot.web.panel.web import Viewer, audit, audit_changes, panel_of, redirect, render
 from sponsorbot.web.uploads import read_file, refuse_declared_size
 
@@ -59,8 +60,7 @@ async def _content_page(
     status: int = 200,
     values: dict[str, str] | None = None,
 ) -> Response:
-    page = request.query_params.get("page", "1")
-    number = max(int(page), 1) if page.isdecimal() and len(page) <= 6 else 1
+    number = page_number(request)
     query = request.query_params.get("q", "").replace("\x00", "").strip()[:100]
     features = services_of(request)
     panel = panel_of(request)
@@ -73,7 +73,7 @@ async def _content_page(
         item["qr"] = _link_qr(item["link"])
         item["counts"] = by_item.get(item["id"], {})
         item["minutes"] = item["auto_delete_s"] // 60
-    pages = max((total + PAGE - 1) // PAGE, 1)
+    pages = page_count(total, PAGE)
 
     def page_url(n: int) -> str:
         return "?" + urlencode({"q": query, "page": n} if query else {"page": n})
@@ -85,8 +85,7 @@ async def _content_page(
         "query": query,
         "page": number,
         "pages": pages,
-        "newer": page_url(number - 1) if number > 1 else None,
-        "older": page_url(number + 1) if number < pages else None,
+        **neighbours(number, number < pages, page_url),
         "total": total,
         "storage_chat": storage,
         "uploaders": await features.bot_settings.uploaders(bot_id),

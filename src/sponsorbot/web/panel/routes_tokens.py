@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.accounts.api_tokens import ROLES
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel.deps import ManageSettings
+from sponsorbot.web.panel.deps import Id, ManageSettings
 from sponsorbot.web.panel.errors import describe
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.web import ROLE_NAMES, Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
-TokenId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 def _grantable(viewer: Viewer) -> list[str]:
@@ -87,7 +85,7 @@ async def tokens_create(request: Request, viewer: ManageSettings) -> Response:
 
 
 @router.post("/tokens/{token_id}/revoke")
-async def tokens_revoke(request: Request, token_id: TokenId, viewer: ManageSettings) -> Response:
+async def tokens_revoke(request: Request, token_id: Id, viewer: ManageSettings) -> Response:
     """Revoke a token: it stops working at once. Nobody revokes a token above their role."""
     await services_of(request).tokens.revoke(token_id, revoked_by=viewer.user.role)
     await audit(

@@ -4,25 +4,23 @@ may read them; nothing here changes a visitor."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from sponsorbot.features.stats import visitors
 from sponsorbot.web.deps import services_of
-from sponsorbot.web.panel.deps import View
+from sponsorbot.web.panel.deps import Id, View
 from sponsorbot.web.panel.fields import bot_filter, is_id
 from sponsorbot.web.panel.i18n import N_
+from sponsorbot.web.panel.paging import neighbours, page_number
 from sponsorbot.web.panel.web import render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
 PAGE = 50
 TIMELINE_PAGE = 50
-# Ids a bigint holds: a longer one typed into the address bar is a 422, not a database error.
-BotId = Annotated[int, Path(ge=1, lt=2**63)]
-UserId = Annotated[int, Path(ge=1, lt=2**63)]
 
 GATE_NAMES = {
     "at_gate": N_("At the gate"),
@@ -49,9 +47,7 @@ async def visitors_page(request: Request, viewer: View) -> Response:
     q = request.query_params
     query = q.get("q", "").strip()[: visitors.MAX_QUERY]
     bot = bot_filter(q.get("bot", ""), bots)
-    raw_page = q.get("page", "1")
-    valid = raw_page.isdecimal() and len(raw_page) < 6
-    number = min(max(int(raw_page), 1), visitors.MAX_PAGE) if valid else 1
+    number = page_number(request, visitors.MAX_PAGE)
     rows, more = await services_of(request).visitors.search(
         query, [bot] if bot else None, number, PAGE
     )
@@ -65,8 +61,7 @@ async def visitors_page(request: Request, viewer: View) -> Response:
         "bots": bots,
         "bot": bot,
         "query": query,
-        "newer": url(number - 1) if number > 1 else None,
-        "older": url(number + 1) if more else None,
+        **neighbours(number, more, url),
         "name_scan": visitors.MAX_NAME_SCAN,
         **_names(),
     }
@@ -74,7 +69,7 @@ async def visitors_page(request: Request, viewer: View) -> Response:
 
 
 @router.get("/visitors/{bot_id}/{user_id}")
-async def visitor_page(request: Request, bot_id: BotId, user_id: UserId, viewer: View) -> Response:
+async def visitor_page(request: Request, bot_id: Id, user_id: Id, viewer: View) -> Response:
     """One visitor of one bot: the profile, where they stand at the gate, the campaigns they
     joined, the content they received, and their events newest first ("older" pages on)."""
     raw = request.query_params.get("before", "")
