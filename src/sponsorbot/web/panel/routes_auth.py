@@ -331,6 +331,13 @@ async def _code_step(request: Request, viewer: Viewer, user: User, code: str) ->
     return await _signed_in(request, user.id, "active", viewer)
 
 
+def _to_signin_signed_out(request: Request) -> Response:
+    """To the sign-in page, with this browser's session cookie gone."""
+    response = redirect(request, "/signin")
+    clear_cookie(request, response, SESSION_COOKIE)
+    return response
+
+
 async def _back_to_password(request: Request, who: Actor, email: str) -> Response:
     """Too many wrong codes: end the half-signed-in session, start again from the password."""
     panel = panel_of(request)
@@ -338,9 +345,7 @@ async def _back_to_password(request: Request, who: Actor, email: str) -> Respons
         panel.pool, request.cookies.get(cookie_name(request, SESSION_COOKIE), "")
     )
     await record_coalesced(panel.pool, panel.config.clock(), who, "signin.refused_locked", email)
-    response = redirect(request, "/signin")
-    clear_cookie(request, response, SESSION_COOKIE)
-    return response
+    return _to_signin_signed_out(request)
 
 
 @router.post("/signout")
@@ -352,9 +357,7 @@ async def signout(request: Request, viewer: Public) -> Response:
         await accounts.end_session(panel.pool, cookie)
     if viewer.session is not None:
         await record(panel.pool, panel.config.clock(), actor_of(request, viewer), "signout")
-    response = redirect(request, "/signin")
-    clear_cookie(request, response, SESSION_COOKIE)
-    return response
+    return _to_signin_signed_out(request)
 
 
 @router.post("/signout/everywhere")
@@ -362,15 +365,8 @@ async def signout_everywhere(request: Request, viewer: Account) -> Response:
     """End every session of this member, this one included."""
     panel = panel_of(request)
     ended = await accounts.end_all_sessions(panel.pool, viewer.user.id)
-    await audit(
-        request,
-        viewer,
-        "signout.everywhere",
-        after={"sessions_ended": ended},
-    )
-    response = redirect(request, "/signin")
-    clear_cookie(request, response, SESSION_COOKIE)
-    return response
+    await audit(request, viewer, "signout.everywhere", after={"sessions_ended": ended})
+    return _to_signin_signed_out(request)
 
 
 # -- language ----------------------------------------------------------------------------------
@@ -469,6 +465,4 @@ async def reset_submit(request: Request, token: str, viewer: Public) -> Response
     hashed = await hash_password_async(values["password"])
     if not await invitations.use_reset(panel.pool, reset, hashed, now, address_of(request)):
         return render(request, viewer, "reset_gone.html", status=404)
-    response = redirect(request, "/signin")
-    clear_cookie(request, response, SESSION_COOKIE)
-    return response
+    return _to_signin_signed_out(request)
