@@ -9,10 +9,11 @@ a schema can state is in the schema (patterns, enums, oneOf).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
+from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -99,45 +100,53 @@ def shaped(pattern: str, code: str, message: str) -> Callable[[str], str]:
     return check
 
 
+class Shaped(GroupedMetadata):
+    """A text's shape, stated once for both sides: the validator that refuses other text with
+    `message` under `code` (see `shaped`), and the pattern the OpenAPI document shows beside
+    the field's `description`."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, pattern: str, code: str, message: str, description: str) -> None:
+        self._parts = (
+            AfterValidator(shaped(pattern, code, message)),
+            Field(json_schema_extra={"pattern": pattern}, description=description),
+        )
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._parts)
+
+
 # Times come as ISO 8601 strings, which strict mode would refuse.
 When = Annotated[datetime, Field(strict=False)]
 Id = Annotated[int, Field(ge=1, le=BIGINT)]
 ChatRef = Annotated[int, Field(ge=-BIGINT, le=BIGINT, description="a Telegram chat id")]
 FileId = Annotated[
     str,
-    AfterValidator(
-        shaped(
-            FILE_ID_PATTERN,
-            "file_id_shape",
-            "a file_id is 16 to 255 letters, digits, '_' or '-' (as Telegram makes them)",
-        )
+    Shaped(
+        FILE_ID_PATTERN,
+        "file_id_shape",
+        "a file_id is 16 to 255 letters, digits, '_' or '-' (as Telegram makes them)",
+        "a Telegram file_id",
     ),
-    Field(json_schema_extra={"pattern": FILE_ID_PATTERN}, description="a Telegram file_id"),
 ]
 BotToken = Annotated[
     str,
-    AfterValidator(
-        shaped(
-            BOT_TOKEN_PATTERN,
-            "token_malformed",
-            "a bot token looks like 123456789:AAH... (digits, a colon, 35 characters)",
-        )
+    Shaped(
+        BOT_TOKEN_PATTERN,
+        "token_malformed",
+        "a bot token looks like 123456789:AAH... (digits, a colon, 35 characters)",
+        "from @BotFather",
     ),
-    Field(json_schema_extra={"pattern": BOT_TOKEN_PATTERN}, description="from @BotFather"),
 ]
 ChannelRef = Annotated[
     str,
-    AfterValidator(
-        shaped(
-            CHANNEL_REF_PATTERN,
-            "channel_ref",
-            "not a channel reference: use @username, https://t.me/name, a post link "
-            "or a -100... id (an invite link names no channel)",
-        )
-    ),
-    Field(
-        json_schema_extra={"pattern": CHANNEL_REF_PATTERN},
-        description="@username, https://t.me/name, a post link, or a -100... id",
+    Shaped(
+        CHANNEL_REF_PATTERN,
+        "channel_ref",
+        "not a channel reference: use @username, https://t.me/name, a post link "
+        "or a -100... id (an invite link names no channel)",
+        "@username, https://t.me/name, a post link, or a -100... id",
     ),
 ]
 
