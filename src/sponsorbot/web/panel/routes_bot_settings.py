@@ -235,14 +235,15 @@ async def _audit(
     before: dict[str, Any],
     after: dict[str, Any],
 ) -> None:
-    await audit(
-        request,
-        viewer,
-        kind,
-        f"@{bot['username']}",
-        before=before,
-        after=after,
-    )
+    """Audit a change of the bot's settings, named by its username."""
+    await audit(request, viewer, kind, f"@{bot['username']}", before=before, after=after)
+
+
+def _fields(
+    keys: tuple[str, ...], before: dict[str, Any], after: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the audit log keeps of a change to the bot's `keys`: their values before and after."""
+    return {k: before[k] for k in keys}, {k: after[k] for k in keys}
 
 
 @router.post("/bots/{bot_id}/mode")
@@ -261,14 +262,7 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
         after = await bots.set_mode(bot_id, mode)
     except REFUSED as exc:
         return await _page(request, viewer, bot_id, {"mode": describe(exc)}, None, 422)
-    await _audit(
-        request,
-        viewer,
-        "bot.mode_changed",
-        before,
-        {"mode": before["mode"]},
-        {"mode": after["mode"]},
-    )
+    await _audit(request, viewer, "bot.mode_changed", before, *_fields(("mode",), before, after))
     return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
 
 
@@ -299,14 +293,8 @@ async def bot_token(request: Request, bot_id: int, viewer: ManageBots) -> Respon
         after = await bots.replace_token(bot_id, token)
     except REFUSED as exc:
         return await _page(request, viewer, bot_id, {"token": describe(exc)}, None, 422)
-    await _audit(
-        request,
-        viewer,
-        "bot.token_replaced",
-        before,
-        {"token_tail": before["token_tail"], "status": before["status"]},
-        {"token_tail": after["token_tail"], "status": after["status"]},
-    )
+    changed = _fields(("token_tail", "status"), before, after)
+    await _audit(request, viewer, "bot.token_replaced", before, *changed)
     return redirect(request, f"/bots/{bot_id}/settings?saved=token#token")
 
 
@@ -324,14 +312,8 @@ async def bot_storage(request: Request, bot_id: int, viewer: ManageBots) -> Resp
         return await _page(request, viewer, bot_id, errors, {"storage": raw.strip()[:40]}, 422)
     await settings.set_storage_chat(bot_id, chat_id)
     if before != chat_id:
-        await _audit(
-            request,
-            viewer,
-            "bot.storage_changed",
-            bot,
-            {"storage_chat_id": before},
-            {"storage_chat_id": chat_id},
-        )
+        changed = {"storage_chat_id": before}, {"storage_chat_id": chat_id}
+        await _audit(request, viewer, "bot.storage_changed", bot, *changed)
     return redirect(request, f"/bots/{bot_id}/settings?saved=storage")
 
 
