@@ -10,11 +10,13 @@ handler sees them. What Telegram is asked to deliver (`allowed_updates`) is what
 A filter answers True or False, or a mapping: it passes, and what it found goes to the handler
 as keyword arguments (`CallbackData.filter()` hands `pressed=`, `State(...)` hands
 `conversation=`), as aiogram's filters do; a router's own filters hand theirs to every handler
-below it. A handler is `handler(event, ctx, **data)`.
+below it. A handler is `handler(event, ctx, **data)`, and gets the items it names (all of
+them if it takes `**data`), so a handler ignores what it does not need, as in aiogram.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -46,16 +48,32 @@ H = TypeVar("H", bound=Handler)
 NO_DATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
+def accepted(handler: Handler) -> frozenset[str] | None:
+    """The names of the data `handler` takes by keyword; None when it takes any (`**data`)."""
+    try:
+        parameters = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):  # a callable whose signature Python cannot tell
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in parameters if p.kind in named)
+
+
 @dataclass(frozen=True, slots=True)
 class _Registered:
     handler: Handler
     filters: tuple[Filter, ...]
+    # The data names the handler takes (None: all); read once, at registration.
+    accepts: frozenset[str] | None
 
     async def run(self, event: Any, ctx: Context, data: Mapping[str, Any]) -> object:
         """The handler, if its filters pass (UNHANDLED if not), with the data they found."""
         found = await _passes(self.filters, event, ctx, data)
         if found is None:
             return UNHANDLED
+        if found and self.accepts is not None:
+            found = {name: value for name, value in found.items() if name in self.accepts}
         if found:
             return await self.handler(event, ctx, **found)
         return await self.handler(event, ctx)
@@ -105,7 +123,8 @@ class Router:
         """
 
         def register(handler: H) -> H:
-            self._handlers.setdefault(kind, []).append(_Registered(handler, filters))
+            registered = _Registered(handler, filters, accepted(handler))
+            self._handlers.setdefault(kind, []).append(registered)
             self._changed()
             return handler
 

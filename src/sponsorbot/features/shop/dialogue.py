@@ -4,6 +4,8 @@ submit, /cancel at any step; later the transaction hash, as text or a TronScan l
 Where the advertiser stands is their conversation state (`shop:material`, `shop:confirm`), so it
 commits with the update that moved it. Buttons carry only a product id or nothing: what they
 name is looked up again and must belong to this bot (callback data is the client's to forge).
+Each handler runs in the advertiser's turn (`features/turn.py`); the person is upserted only
+where they did something that counts (/advertise, usable material, a hash taken in).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
-from sponsorbot.engine import calls, conversation
+from sponsorbot.engine import calls
+from sponsorbot.engine.conversation import Conversation, begin, end
 from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
 from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
@@ -26,12 +29,12 @@ from sponsorbot.features.calendar import FSI, LRI, PDI
 from sponsorbot.features.channels.service import REQUIRED_RIGHT, inspect, parse_ref, refusal
 from sponsorbot.features.content.uploads import forwarded_chat
 from sponsorbot.features.errors import FeatureError
-from sponsorbot.features.people import seen
 from sponsorbot.features.shop import notices, queries
 from sponsorbot.features.shop.buttons import AdCancel, AdMenu, AdProduct, AdSubmit
 from sponsorbot.features.shop.ledger import enqueue, log_step
 from sponsorbot.features.shop.rules import PAYABLE, show
-from sponsorbot.features.texts import escape, language_of, render
+from sponsorbot.features.texts import escape
+from sponsorbot.features.turn import Turn, turned
 from sponsorbot.telegram import Bot, TelegramError
 from sponsorbot.telegram.entities import to_html
 from sponsorbot.telegram.html import parse_html
@@ -98,8 +101,8 @@ def post_of(message: dict[str, Any]) -> Post:
         lines.pop()
     kept = "\n".join(lines).rstrip()
     # Formatting of the button lines goes with them; what stays keeps its offsets.
-    end = _utf16(kept)
-    inside = [e for e in entities if isinstance(e, dict) and _ends(e) <= end]
+    kept_end = _utf16(kept)
+    inside = [e for e in entities if isinstance(e, dict) and _ends(e) <= kept_end]
     text = to_html(kept, inside)
     if not kept.strip() and kind is None:
         raise Unusable("the post has no text")
@@ -224,147 +227,136 @@ class Dialogue:
         text = message.get("text")
         return isinstance(text, str) and bool(HASHY.search(text.strip()))
 
-    async def _say(self, ctx: Context, person: dict[str, Any], key: str, **values: Any) -> None:
-        texts = (await self.config.get(ctx.bot.id)).texts
-        text = render(key, language_of(person.get("language_code")), texts, **values)
-        ctx.uow.queue(calls.send_message(int(person["id"]), text))
-
-    async def _menu(self, ctx: Context, person: dict[str, Any]) -> None:
-        config = await self.config.get(ctx.bot.id)
-        lang = language_of(person.get("language_code"))
+    async def _menu(self, ctx: Context, turn: Turn) -> None:
+        config, lang = turn.config, turn.lang
         if not config.shop_enabled:
-            await self._say(ctx, person, "shop_closed")
+            turn.say("shop_closed")
             return
         products = await ctx.db.fetch(queries.PRODUCTS, ctx.bot.id, True)
         if not products:
-            await self._say(ctx, person, "shop_empty")
+            turn.say("shop_empty")
             return
-        lines = [render("shop_menu", lang, config.texts)]
+        lines = [turn.text("shop_menu")]
         rows = []
         for p in products:
             price = show(p["price_usdt"])
             lines.append(menu_line(p, lang))
             title = in_language(p, lang)[0]
-            label = render(
-                "shop_product_button", lang, config.texts, html=False, title=title, price=price
-            )
+            label = turn.text("shop_product_button", html=False, title=title, price=price)
             rows.append([{"text": label, "callback_data": AdProduct(p["id"]).pack()}])
         markup = {"inline_keyboard": rows}
-        ctx.uow.queue(calls.send_message(int(person["id"]), "\n".join(lines), markup=markup))
+        ctx.uow.queue(calls.send_message(turn.user_id, "\n".join(lines), markup=markup))
 
-    async def menu(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned()
+    async def menu(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/advertise: the products with their prices."""
-        seen(ctx.uow, message["from"])
-        conversation.end(ctx.uow, int(message["from"]["id"]))
-        await self._menu(ctx, message["from"])
+        end(ctx.uow, turn.user_id)
+        await self._menu(ctx, turn)
 
-    async def menu_button(self, query: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def menu_button(self, query: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """The welcome's button: the same menu."""
-        person = query["from"]
-        ctx.uow.queue(calls.answer_callback(int(person["id"]), query["id"]))
-        await self._menu(ctx, person)
+        turn.answer(query)
+        await self._menu(ctx, turn)
 
-    async def orders(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def orders(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/orders: the advertiser's latest orders, and the payment request again for one that
         waits for payment (with its QR code, by the file_id Telegram gave it)."""
-        person = message["from"]
-        user_id = int(person["id"])
+        user_id, texts = turn.user_id, turn.config.texts
         rows = await ctx.db.fetch(queries.ORDERS_OF_USER, ctx.bot.id, user_id)
         if not rows:
-            await self._say(ctx, person, "shop_no_orders")
+            turn.say("shop_no_orders")
             return
-        texts = (await self.config.get(ctx.bot.id)).texts
-        lang = language_of(person.get("language_code"))
         lines = "\n".join(
-            f"#{r['id']} {escape(r['title'])}: {render('shop_state_' + r['state'], lang, texts)}"
+            f"#{r['id']} {escape(r['title'])}: {turn.text('shop_state_' + r['state'])}"
             for r in rows
         )
-        text = render("shop_your_orders", lang, texts, raw={"orders": lines})
-        ctx.uow.queue(calls.send_message(user_id, text))
+        ctx.uow.queue(
+            calls.send_message(user_id, turn.text("shop_your_orders", raw={"orders": lines}))
+        )
         payable = next((r for r in rows if r["state"] in PAYABLE), None)
         if payable is not None:
             if payable["qr_file_id"]:
                 ctx.uow.queue(calls.send_media(user_id, "photo", payable["qr_file_id"]))
             ctx.uow.queue(notices.payment_request(payable, texts))
 
-    async def product(self, query: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def product(
+        self, query: dict[str, Any], ctx: Context, turn: Turn, pressed: AdProduct
+    ) -> None:
         """A product was picked: ask for its material."""
-        person = query["from"]
-        user_id = int(person["id"])
-        ctx.uow.queue(calls.answer_callback(user_id, query["id"]))
-        pressed = AdProduct.parse(query.get("data"))
-        config = await self.config.get(ctx.bot.id)
+        turn.answer(query)
         row = None
-        if pressed is not None and config.shop_enabled:
+        if turn.config.shop_enabled:
             row = await ctx.db.fetchrow(queries.PRODUCT, ctx.bot.id, pressed.product_id)
         if row is None or not row["active"]:
-            await self._menu(ctx, person)
+            await self._menu(ctx, turn)
             return
         data = {"product_id": row["id"], "kind": row["kind"]}
-        conversation.begin(ctx.uow, user_id, MATERIAL, data)
-        await self._say(ctx, person, ASK[row["kind"]])
+        begin(ctx.uow, turn.user_id, MATERIAL, data)
+        turn.say(ASK[row["kind"]])
 
-    async def cancel(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def cancel(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/cancel during the dialogue."""
-        conversation.end(ctx.uow, int(message["from"]["id"]))
-        await self._say(ctx, message["from"], "shop_cancelled")
+        end(ctx.uow, turn.user_id)
+        turn.say("shop_cancelled")
 
-    async def cancel_button(self, query: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def cancel_button(self, query: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """The summary's Cancel."""
-        ctx.uow.queue(calls.answer_callback(int(query["from"]["id"]), query["id"]))
+        turn.answer(query)
         current = await ctx.conversation()
         if current is None or current.state not in (MATERIAL, CONFIRM):
-            await self._say(ctx, query["from"], "shop_nothing_open")
+            turn.say("shop_nothing_open")
             return
-        conversation.end(ctx.uow, int(query["from"]["id"]))
-        await self._say(ctx, query["from"], "shop_cancelled")
+        end(ctx.uow, turn.user_id)
+        turn.say("shop_cancelled")
 
-    async def material(self, message: dict[str, Any], ctx: Context) -> object:
-        """The channel, the post or the banner; checked, then the summary."""
+    @turned(seen=False)
+    async def material(
+        self, message: dict[str, Any], ctx: Context, turn: Turn, conversation: Conversation
+    ) -> object:
+        """The channel, the post or the banner (`conversation`: the open `shop:material` step);
+        checked, then the summary."""
         if command_of(message) is not None:
             return UNHANDLED  # /start and other commands are not material
-        person = message["from"]
-        current = await ctx.conversation()
-        assert current is not None
-        data = dict(current.data)
+        data = dict(conversation.data)
         try:
             material = await self._material(ctx, data.get("kind", ""), message)
         except Unusable as exc:
-            await self._say(ctx, person, "shop_bad_material", reason=str(exc))
+            turn.say("shop_bad_material", reason=str(exc))
             return None
         except FeatureError as exc:
-            await self._say(ctx, person, "shop_bad_material", reason=exc.message)
+            turn.say("shop_bad_material", reason=exc.message)
             return None
-        seen(ctx.uow, person)
+        turn.person_seen()
         product = await ctx.db.fetchrow(queries.PRODUCT, ctx.bot.id, data.get("product_id") or 0)
         if product is None:
-            conversation.end(ctx.uow, int(person["id"]))
-            await self._menu(ctx, person)
+            end(ctx.uow, turn.user_id)
+            await self._menu(ctx, turn)
             return None
         data["material"] = material
-        conversation.begin(ctx.uow, int(person["id"]), CONFIRM, data)
-        config = await self.config.get(ctx.bot.id)
-        lang = language_of(person.get("language_code"))
-        text = render(
+        begin(ctx.uow, turn.user_id, CONFIRM, data)
+        text = turn.text(
             "shop_summary",
-            lang,
-            config.texts,
             raw={"material": describe(product["kind"], material)},
-            product=in_language(product, lang)[0],
+            product=in_language(product, turn.lang)[0],
             price=show(product["price_usdt"]),
         )
         buttons = [
             {
-                "text": render("shop_submit_button", lang, config.texts, html=False),
+                "text": turn.text("shop_submit_button", html=False),
                 "callback_data": AdSubmit().pack(),
             },
             {
-                "text": render("shop_cancel_button", lang, config.texts, html=False),
+                "text": turn.text("shop_cancel_button", html=False),
                 "callback_data": AdCancel().pack(),
             },
         ]
         markup = {"inline_keyboard": [buttons]}
-        ctx.uow.queue(calls.send_message(int(person["id"]), text, markup=markup))
+        ctx.uow.queue(calls.send_message(turn.user_id, text, markup=markup))
         return None
 
     async def _material(self, ctx: Context, kind: str, message: dict[str, Any]) -> dict[str, Any]:
@@ -408,11 +400,11 @@ class Dialogue:
             raise Unusable(refusal(check.title, check.missing))
         return {"chat_id": check.chat_id, "title": check.title, "username": check.username}
 
-    async def submit(self, query: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def submit(self, query: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """Submit: a new order, or the changed material of one sent back."""
-        person = query["from"]
-        user_id = int(person["id"])
-        ctx.uow.queue(calls.answer_callback(user_id, query["id"]))
+        person, user_id = turn.user, turn.user_id
+        turn.answer(query)
         current = await ctx.conversation()
         if current is None or current.state != CONFIRM:
             # An old summary keeps its buttons in the chat: say whether it became an order
@@ -420,20 +412,19 @@ class Dialogue:
             latest = await ctx.db.fetchrow(queries.ORDERS_OF_USER, ctx.bot.id, user_id)
             shown = int((query.get("message") or {}).get("date") or 0)
             if latest is not None and latest["created_at"].timestamp() >= shown > 0:
-                await self._say(ctx, person, "shop_already_submitted", order=latest["id"])
+                turn.say("shop_already_submitted", order=latest["id"])
             else:
-                await self._say(ctx, person, "shop_summary_closed")
+                turn.say("shop_summary_closed")
             return
         data = current.data
-        lang = language_of(person.get("language_code"))
+        lang = turn.lang
         bot_id = ctx.bot.id
         revised = data.get("order_id")
-        texts = (await self.config.get(bot_id)).texts
         if revised is None:
             open_orders = await ctx.db.fetchval(queries.OPEN_ORDERS_OF_USER, bot_id, user_id)
             if open_orders >= OPEN_ORDERS_PER_PERSON:
                 # Each is a row in the owner's review queue; the summary stays for later.
-                await self._say(ctx, person, "shop_too_many_orders", most=OPEN_ORDERS_PER_PERSON)
+                turn.say("shop_too_many_orders", most=OPEN_ORDERS_PER_PERSON)
                 return
 
         async def save(conn: asyncpg.Connection) -> None:
@@ -454,35 +445,35 @@ class Dialogue:
                 )
                 kind = "submitted"
             if order_id is None:  # the product was withdrawn, or the order moved on meanwhile
-                text = render("shop_closed", lang, texts)
+                text = turn.text("shop_closed")
             else:
                 await log_step(conn, order_id, kind, f"tg:{user_id}")
-                text = render("shop_submitted", lang, texts, order=order_id)
+                text = turn.text("shop_submitted", order=order_id)
             await enqueue(conn, bot_id, [calls.send_message(user_id, text)])
 
-        conversation.end(ctx.uow, user_id)
+        end(ctx.uow, user_id)
         ctx.uow.run_in_transaction(save)
 
-    async def payment(self, message: dict[str, Any], ctx: Context) -> None:
+    @turned(seen=False)
+    async def payment(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """A transaction hash (or its link) for the advertiser's order waiting for payment.
 
         Bounded per person and per order, turned-down hashes included: each hash costs the
         shop TronGrid lookups for up to 15 minutes."""
-        person = message["from"]
-        user_id = int(person["id"])
+        user_id = turn.user_id
         try:
             tx_hash = parse_hash(str(message.get("text") or ""))
         except HashError:
-            await self._say(ctx, person, "shop_bad_hash")
+            turn.say("shop_bad_hash")
             return
         order = await ctx.db.fetchrow(queries.OPEN_OF_USER, ctx.bot.id, user_id, list(PAYABLE))
         if order is None:
-            await self._say(ctx, person, "shop_not_payable")
+            turn.say("shop_not_payable")
             return
         order_id, bot_id = order["id"], ctx.bot.id
         known = await ctx.db.fetchrow(queries.PAYMENT_OF, order_id, tx_hash)
         if known is not None and not _may_retry(known):
-            await self._say(ctx, person, "shop_already_checking", hash=notices.short(tx_hash))
+            turn.say("shop_already_checking", hash=notices.short(tx_hash))
             return
         sent = await ctx.db.fetchval(queries.HASHES_OF_USER, bot_id, user_id)
         counts = await ctx.db.fetchrow(queries.HASHES_OF_ORDER, bot_id, order_id)
@@ -491,9 +482,9 @@ class Dialogue:
             or counts["checking"] >= CHECKING_PER_ORDER
             or counts["total"] >= HASHES_PER_ORDER
         ):
-            await self._say(ctx, person, "shop_too_many_hashes")
+            turn.say("shop_too_many_hashes")
             return
-        seen(ctx.uow, person)
+        turn.person_seen()
 
         async def insert(conn: asyncpg.Connection) -> None:
             if known is not None:
@@ -504,7 +495,7 @@ class Dialogue:
                 await log_step(conn, order_id, "hash_submitted", f"tg:{user_id}", hash=tx_hash)
 
         ctx.uow.run_in_transaction(insert)
-        await self._say(ctx, person, "shop_checking", hash=notices.short(tx_hash))
+        turn.say("shop_checking", hash=notices.short(tx_hash))
 
 
 def _may_retry(payment: Mapping[str, Any]) -> bool:
