@@ -196,7 +196,7 @@ async def test_a_refused_token_pauses_the_broadcast_until_the_token_is_replaced(
 
         await eventually(paused)
         bot = await a.features.bots.replace_token(a.bot["id"], new_token)
-        assert bot["status"] == "active"
+        assert bot.status == "active"
         done = await a.finished(b["id"], timeout=90)
         counts = await a.deliveries()
         assert set(counts.values()) == {1}

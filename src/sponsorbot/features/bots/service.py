@@ -4,7 +4,8 @@ features' family, so the web maps one family of errors."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,27 @@ _AS_FEATURE: tuple[tuple[type[BotError], type[FeatureError], str], ...] = (
     (WebhookUnavailable, Invalid, "webhook_unavailable"),
     (WebhookRefused, Refused, "webhook_refused"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Bot:
+    """A bot as its owner sees it: never its token, only the token's last characters; a
+    `problem` ("conflict", "token_unreadable") is one the owner has to solve."""
+
+    id: int
+    username: str
+    mode: str
+    status: str
+    problem: str | None
+    problem_at: datetime | None
+    token_tail: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Bot:
+        """A bot from the engine's public fields of it."""
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
 
 
 def token_names(token: str) -> int | None:
@@ -76,44 +98,44 @@ class BotsService:
         """Webhooks when there is a public URL, long polling otherwise."""
         return self._bots.default_mode()
 
-    async def add(self, token: str, mode: str | None = None) -> dict[str, Any]:
+    async def add(self, token: str, mode: str | None = None) -> Bot:
         """Connect a bot by its token (checked live)."""
         with _owner_errors():
-            return await self._bots.add(token, mode)
+            return Bot.of(await self._bots.add(token, mode))
 
-    async def get(self, bot_id: int) -> dict[str, Any]:
-        """One bot's public fields; NotFound for an unknown id."""
+    async def get(self, bot_id: int) -> Bot:
+        """One bot; NotFound for an unknown id."""
         with _owner_errors():
-            return await self._bots.get(bot_id)
+            return Bot.of(await self._bots.get(bot_id))
 
-    async def all(self) -> list[dict[str, Any]]:
-        """All bots' public fields, oldest first."""
-        return await self._bots.all()
+    async def all(self) -> list[Bot]:
+        """All bots, oldest first."""
+        return [Bot.of(row) for row in await self._bots.all()]
 
     async def token(self, bot_id: int) -> str:
         """The decrypted token (for calls made as the bot; never shown)."""
         with _owner_errors():
             return await self._bots.token(bot_id)
 
-    async def pause(self, bot_id: int) -> dict[str, Any]:
+    async def pause(self, bot_id: int) -> Bot:
         """Stop serving a bot."""
         with _owner_errors():
-            return await self._bots.pause(bot_id)
+            return Bot.of(await self._bots.pause(bot_id))
 
-    async def resume(self, bot_id: int) -> dict[str, Any]:
+    async def resume(self, bot_id: int) -> Bot:
         """Serve a paused bot again."""
         with _owner_errors():
-            return await self._bots.resume(bot_id)
+            return Bot.of(await self._bots.resume(bot_id))
 
-    async def replace_token(self, bot_id: int, token: str) -> dict[str, Any]:
+    async def replace_token(self, bot_id: int, token: str) -> Bot:
         """A new token for the same bot, checked live (after a revoke in @BotFather)."""
         with _owner_errors():
-            return await self._bots.replace_token(bot_id, token)
+            return Bot.of(await self._bots.replace_token(bot_id, token))
 
-    async def set_mode(self, bot_id: int, mode: str) -> dict[str, Any]:
+    async def set_mode(self, bot_id: int, mode: str) -> Bot:
         """Switch between webhook and long polling."""
         with _owner_errors():
-            return await self._bots.set_mode(bot_id, mode)
+            return Bot.of(await self._bots.set_mode(bot_id, mode))
 
     async def remove(self, bot_id: int) -> None:
         """Remove a bot and everything queued for it."""

@@ -173,10 +173,10 @@ class CampaignService(OwnerService):
         telegrams = {bot_id: await self._telegram(bot_id) for bot_id in draft.bot_ids}
         checks = await asyncio.gather(*(inspect(telegrams[b], b, target) for b in draft.bot_ids))
         # Every bot that lacks a right is named at once: fixing one per submit wastes rounds.
-        lacking = [
+        lacking: list[dict[str, Any]] = [
             {
                 "bot_id": b,
-                "bot": bots[b]["username"],
+                "bot": bots[b].username,
                 "missing": check.missing,
                 "title": check.title,
             }
@@ -212,7 +212,7 @@ class CampaignService(OwnerService):
             )
         if draft.join_requests is not None:
             chat = replace(chat, join_by_request=draft.join_requests)
-        names = {bot_id: str(bot["username"]) for bot_id, bot in bots.items()}
+        names = {bot_id: bot.username for bot_id, bot in bots.items()}
         made = await self._make_links(telegrams, names, chat, draft.name)
         try:
             campaign_id = await self._save(draft, chat, made, created_by, now)

@@ -240,7 +240,7 @@ class ContentService(OwnerService):
     """The owner's operations on content (the API and the panel use it)."""
 
     async def _username(self, bot_id: int) -> str:
-        return str((await self.bots.get(bot_id))["username"])
+        return (await self.bots.get(bot_id)).username
 
     def _out(self, username: str, row: asyncpg.Record) -> dict[str, Any]:
         out = dict(row)

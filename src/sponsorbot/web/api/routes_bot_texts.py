@@ -54,7 +54,7 @@ async def put_texts(
     saved = await features.bot_settings.set_texts(bot_id, body.overrides)
     change = money_text_change(before, saved["overrides"])
     if change is not None:  # what the owner's dashboard warns about for a week
-        await audit_call(request, who, MONEY_TEXTS_CHANGED, f"@{bot['username']}", *change)
+        await audit_call(request, who, MONEY_TEXTS_CHANGED, f"@{bot.username}", *change)
     return saved
 
 

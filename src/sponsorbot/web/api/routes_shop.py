@@ -54,7 +54,7 @@ async def put_shop(
     after = await features.shop.save_settings(bot_id, config)
     change = money_change(before, after)
     if change is not None:  # what the owner's dashboard warns about for a week
-        await audit_call(request, who, MONEY_CHANGED, f"@{bot['username']}", *change)
+        await audit_call(request, who, MONEY_CHANGED, f"@{bot.username}", *change)
     return after
 
 

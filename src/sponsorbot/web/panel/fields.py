@@ -16,6 +16,7 @@ from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from sponsorbot.features.bots.service import Bot
 from sponsorbot.features.calendar import PERSIAN_DIGITS, from_jalali, jalali_text, latin_digits
 from sponsorbot.web.panel import i18n
 from sponsorbot.web.panel.i18n import gettext as _
@@ -117,7 +118,7 @@ def day_input(value: date | str | None) -> str:
     return day.isoformat()
 
 
-def bot_filter(raw: str, bots: list[dict[str, Any]]) -> int | None:
+def bot_filter(raw: str, bots: list[Bot]) -> int | None:
     """A page's `bot` filter: the id of one of `bots`, or None (every bot) for anything else."""
-    known = {int(b["id"]) for b in bots}
+    known = {b.id for b in bots}
     return int(raw) if is_id(raw) and int(raw) in known else None

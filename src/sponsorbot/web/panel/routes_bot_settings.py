@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from sponsorbot.features.bots.service import token_names
+from sponsorbot.features.bots.service import Bot, token_names
 from sponsorbot.features.errors import Invalid
 from sponsorbot.features.shop.payout import (
     MONEY_TEXTS,
@@ -231,19 +231,19 @@ async def _audit(
     request: Request,
     viewer: Viewer,
     kind: str,
-    bot: dict[str, Any],
+    bot: Bot,
     before: dict[str, Any],
     after: dict[str, Any],
 ) -> None:
     """Audit a change of the bot's settings, named by its username."""
-    await audit(request, viewer, kind, f"@{bot['username']}", before=before, after=after)
+    await audit(request, viewer, kind, f"@{bot.username}", before=before, after=after)
 
 
 def _fields(
-    keys: tuple[str, ...], before: dict[str, Any], after: dict[str, Any]
+    keys: tuple[str, ...], before: Bot, after: Bot
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the audit log keeps of a change to the bot's `keys`: their values before and after."""
-    return {k: before[k] for k in keys}, {k: after[k] for k in keys}
+    return {k: getattr(before, k) for k in keys}, {k: getattr(after, k) for k in keys}
 
 
 @router.post("/bots/{bot_id}/mode")
@@ -256,7 +256,7 @@ async def bot_mode(request: Request, bot_id: int, viewer: ManageBots) -> Respons
         return await _page(
             request, viewer, bot_id, {"mode": _("Choose polling or webhook.")}, None, 422
         )
-    if mode == before["mode"]:
+    if mode == before.mode:
         return redirect(request, f"/bots/{bot_id}/settings?saved=mode")
     try:
         after = await bots.set_mode(bot_id, mode)
@@ -284,7 +284,7 @@ async def bot_token(request: Request, bot_id: int, viewer: ManageBots) -> Respon
             "This token belongs to another bot (id %(other)s), not to @%(name)s (id %(id)s). "
             "Copy the token of this bot from @BotFather."
         )
-        problem = text % {"other": named, "name": before["username"], "id": bot_id}
+        problem = text % {"other": named, "name": before.username, "id": bot_id}
     else:
         problem = ""
     if problem:

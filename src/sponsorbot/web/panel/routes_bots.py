@@ -60,8 +60,8 @@ async def bots_add(request: Request, viewer: ManageBots) -> Response:
         request,
         viewer,
         "bot.added",
-        f"@{bot['username']}",
-        after={"id": bot["id"], "username": bot["username"], "mode": bot["mode"], "token": token},
+        f"@{bot.username}",
+        after={"id": bot.id, "username": bot.username, "mode": bot.mode, "token": token},
     )
     return redirect(request, "/bots")
 
@@ -78,9 +78,9 @@ async def _bot_action(request: Request, viewer: Viewer, bot_id: int, action: str
         request,
         viewer,
         f"bot.{action}",
-        f"@{before['username']}",
-        before={"status": before["status"]},
-        after={"status": after["status"]},
+        f"@{before.username}",
+        before={"status": before.status},
+        after={"status": after.status},
     )
     return redirect(request, "/bots")
 
@@ -108,7 +108,7 @@ async def bot_redrive(request: Request, bot_id: int, viewer: ManageBots) -> Resp
         request,
         viewer,
         "bot.redriven",
-        f"@{bot['username']}",
+        f"@{bot.username}",
         after={"updates": done.updates, "messages": done.messages},
     )
     return redirect(request, "/")
@@ -131,7 +131,7 @@ async def bot_remove(request: Request, bot_id: int, viewer: RemoveBots) -> Respo
         request,
         viewer,
         "bot.removed",
-        f"@{bot['username']}",
-        before={"id": bot["id"], "username": bot["username"], "mode": bot["mode"]},
+        f"@{bot.username}",
+        before={"id": bot.id, "username": bot.username, "mode": bot.mode},
     )
     return redirect(request, "/bots")

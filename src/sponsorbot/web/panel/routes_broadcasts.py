@@ -270,7 +270,7 @@ async def broadcasts_page(request: Request, viewer: View) -> Response:
     """Every bot's broadcasts, newest first, filtered by bot and status."""
     features = services_of(request)
     bots = await features.bots.all()
-    usernames = {int(b["id"]): str(b["username"]) for b in bots}
+    usernames = {b.id: b.username for b in bots}
     q = request.query_params
     bot = int(q["bot"]) if is_id(q.get("bot", "")) and int(q["bot"]) in usernames else None
     status = q.get("status") if q.get("status") in STATUSES else None

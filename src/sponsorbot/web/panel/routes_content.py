@@ -273,7 +273,7 @@ async def uploader_add(request: Request, bot_id: int, viewer: ManageBots) -> Res
         request,
         viewer,
         "bot.uploader_added",
-        f"@{bot['username']}",
+        f"@{bot.username}",
         after={"user_id": added["user_id"], "note": added["note"]},
     )
     return redirect(request, f"/bots/{bot_id}/content#uploaders")
@@ -292,5 +292,5 @@ async def uploader_remove(
         raise NotFound(f"{user_id} is not an uploader of this bot")
     await settings.remove_uploader(bot_id, user_id)
     before = {"user_id": user_id, "note": found[0]["note"]}
-    await audit(request, viewer, "bot.uploader_removed", f"@{bot['username']}", before=before)
+    await audit(request, viewer, "bot.uploader_removed", f"@{bot.username}", before=before)
     return redirect(request, f"/bots/{bot_id}/content#uploaders")

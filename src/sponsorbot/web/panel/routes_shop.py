@@ -315,13 +315,11 @@ async def shop_settings_save(request: Request, bot_id: Id, viewer: ManageBots) -
     old, new = _audited_settings(before), _audited_settings(after)
     if config.api_key:  # a new key typed in, even one that happens to end the same way
         new["trongrid_key"] = "replaced" if old["trongrid_key"] else "set"
-    await audit_changes(
-        request, viewer, "shop.settings_changed", f"@{bot['username']}", old, new, new
-    )
+    await audit_changes(request, viewer, "shop.settings_changed", f"@{bot.username}", old, new, new)
     change = money_change(before, after)
     if change is not None:  # what the owner's dashboard warns about for a week
         await audit(
-            request, viewer, MONEY_CHANGED, f"@{bot['username']}", before=change[0], after=change[1]
+            request, viewer, MONEY_CHANGED, f"@{bot.username}", before=change[0], after=change[1]
         )
     return redirect(request, f"/bots/{bot_id}/shop?saved=1")
 

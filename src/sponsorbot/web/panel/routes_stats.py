@@ -84,7 +84,7 @@ async def _gather(request: Request, viewer: Viewer) -> tuple[Overview, dict[str,
     choices = {
         "bot": bot,
         "bots": bots,
-        "bot_names": {int(b["id"]): b["username"] for b in bots},
+        "bot_names": {b.id: b.username for b in bots},
         "range": name,
         "span": span,
         "error": error,
