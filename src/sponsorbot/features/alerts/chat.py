@@ -12,14 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
 
 from sponsorbot.engine import calls, conversation
-from sponsorbot.engine.callbacks import InvalidCallback
+from sponsorbot.engine.conversation import Conversation
 from sponsorbot.engine.filters import (
-    CallbackPrefix,
     ChatType,
     Command,
     CommandStart,
@@ -52,7 +51,6 @@ from sponsorbot.features.shop.rules import can
 from sponsorbot.features.shop.service import ShopService
 
 log = logging.getLogger(__name__)
-Pressed = TypeVar("Pressed", TeamOrder, TeamRedrive)
 
 REASON = "team:reason"
 REASON_TTL_S = 30 * 60.0
@@ -86,15 +84,6 @@ def _actor(member: asyncpg.Record) -> Actor:
 
 def _language(member: asyncpg.Record | None, fallback: str = "en") -> str:
     return str(member["language"]) if member is not None else fallback
-
-
-def _pressed(kind: type[Pressed], query: dict[str, Any], ctx: Context) -> Pressed | None:
-    """The button's data as `kind`; None (the spinner stopped) for data it does not unpack."""
-    try:
-        return kind.unpack(query.get("data"))
-    except InvalidCallback:
-        ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
-        return None
 
 
 def problem_text(exc: FeatureError, language: str) -> str:
@@ -134,16 +123,16 @@ class TeamChat:
             return await self.unlink(ctx)
 
         @router.message(from_person, ChatType("private"), State(REASON))
-        async def reason(message: dict[str, Any], ctx: Context) -> None:
-            await self.reason(message, ctx)
+        async def reason(message: dict[str, Any], ctx: Context, conversation: Conversation) -> None:
+            await self.reason(message, ctx, conversation)
 
-        @router.callback_query(CallbackPrefix(TeamOrder.prefix))
-        async def order(query: dict[str, Any], ctx: Context) -> None:
-            await self.order_button(query, ctx)
+        @router.callback_query(TeamOrder.filter())
+        async def order(query: dict[str, Any], ctx: Context, pressed: TeamOrder) -> None:
+            await self.order_button(query, ctx, pressed)
 
-        @router.callback_query(CallbackPrefix(TeamRedrive.prefix))
-        async def redrive(query: dict[str, Any], ctx: Context) -> None:
-            await self.redrive_button(query, ctx)
+        @router.callback_query(TeamRedrive.filter())
+        async def redrive(query: dict[str, Any], ctx: Context, pressed: TeamRedrive) -> None:
+            await self.redrive_button(query, ctx, pressed)
 
         return router
 
@@ -223,12 +212,10 @@ class TeamChat:
             return None
         return member, lang
 
-    async def order_button(self, query: dict[str, Any], ctx: Context) -> None:
+    async def order_button(self, query: dict[str, Any], ctx: Context, pressed: TeamOrder) -> None:
         """Approve at once; reject or ask for a change after the reason."""
-        pressed = _pressed(TeamOrder, query, ctx)
-        if pressed is None or pressed.move not in ORDER_MOVES:
-            if pressed is not None:
-                ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
+        if pressed.move not in ORDER_MOVES:
+            ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
             return
         who = await self._presser(query, ctx)
         if who is None:
@@ -253,11 +240,11 @@ class TeamChat:
         ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"], done, alert=False))
         self._close(query, ctx, done)
 
-    async def reason(self, message: dict[str, Any], ctx: Context) -> None:
-        """The reason for a reject or a change, then the move; /cancel leaves the order alone."""
-        talk = await ctx.conversation()
+    async def reason(self, message: dict[str, Any], ctx: Context, asked: Conversation) -> None:
+        """The reason for a reject or a change (`asked`: the conversation that asked for it,
+        naming the order and the move), then the move; /cancel leaves the order alone."""
         member = await self._member(ctx)
-        data = talk.data if talk else {}
+        data = asked.data
         order_id, move = int(data.get("order_id", 0)), str(data.get("move", ""))
         lang = _language(member)
         text = str(message.get("text") or "")
@@ -368,11 +355,10 @@ class TeamChat:
             )
         )
 
-    async def redrive_button(self, query: dict[str, Any], ctx: Context) -> None:
+    async def redrive_button(
+        self, query: dict[str, Any], ctx: Context, pressed: TeamRedrive
+    ) -> None:
         """Queue the bot's dead updates and given-up messages again."""
-        pressed = _pressed(TeamRedrive, query, ctx)
-        if pressed is None:
-            return
         who = await self._presser(query, ctx)
         if who is None:
             return
