@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 
+from sponsorbot.engine.callbacks import CallbackData
+from sponsorbot.engine.conversation import Conversation
 from sponsorbot.engine.filters import (
     CallbackPrefix,
     ChatType,
@@ -17,7 +21,7 @@ from sponsorbot.engine.filters import (
     from_person,
     start_payload,
 )
-from sponsorbot.engine.routing import UNHANDLED, Router
+from sponsorbot.engine.routing import UNHANDLED, Router, accepted
 from sponsorbot.engine.unit import Context
 from sponsorbot.features.fallback import stray_buttons
 from tests.handlerkit import ScriptedReads, ScriptedTelegram, button, context, message, sent
@@ -206,3 +210,129 @@ def test_read_aheads_are_gathered_from_the_tree_one_per_kind() -> None:
         root.read_aheads()
     with pytest.raises(ValueError, match="one subquery"):
         gate.read_ahead("message", "SELECT 1; DROP TABLE inbox")
+
+
+@dataclass(frozen=True, slots=True)
+class Shelf(CallbackData, prefix="tshelf"):
+    """A button for these tests: a shelf and a row on it."""
+
+    shelf: int
+    row: str
+
+
+async def test_a_filter_hands_what_it_found_to_the_handler_by_name() -> None:
+    got: list[tuple[str, Any]] = []
+
+    def shelf_of(m: dict[str, Any], c: Context) -> dict[str, Any]:
+        return {"shelf": 3}
+
+    async def and_row(m: dict[str, Any], c: Context) -> dict[str, Any]:
+        return {"row": "b"}
+
+    # The router's own filter hands `seen_by` to every handler below it.
+    root = Router("root", lambda m, c: {"seen_by": "root"})
+
+    @root.message(shelf_of, and_row)
+    async def named(m: dict[str, Any], c: Context, shelf: int, row: str, seen_by: str) -> object:
+        got.append(("named", (shelf, row, seen_by)))
+        return UNHANDLED
+
+    @root.message(shelf_of)
+    async def needs_none(m: dict[str, Any], c: Context) -> object:
+        got.append(("needs_none", None))
+        return UNHANDLED
+
+    child = root.include_router(Router("child", lambda m, c: MappingProxyType({"row": "z"})))
+
+    @child.message(shelf_of)
+    async def takes_all(m: dict[str, Any], c: Context, **data: Any) -> None:
+        got.append(("takes_all", data))
+
+    assert await root.dispatch("message", {"message": message(USER, "hi")}, ctx())
+    assert got == [
+        ("named", (3, "b", "root")),
+        ("needs_none", None),
+        ("takes_all", {"seen_by": "root", "row": "z", "shelf": 3}),
+    ]
+
+
+async def test_a_filter_that_finds_nothing_or_says_no_stops_the_handler() -> None:
+    ran: list[str] = []
+    root = Router()
+
+    @root.message(lambda m, c: {}, lambda m, c: False)
+    async def refused(m: dict[str, Any], c: Context) -> None:
+        ran.append("refused")
+
+    async def empty(m: dict[str, Any], c: Context) -> dict[str, Any]:
+        return {}
+
+    @root.message(empty)
+    async def passed(m: dict[str, Any], c: Context) -> None:
+        ran.append("passed")
+
+    assert await root.dispatch("message", {"message": message(USER, "hi")}, ctx())
+    assert ran == ["passed"], "an empty mapping passes; False stops"
+
+
+async def test_a_callback_filter_hands_the_pressed_button_and_passes_on_forged_data() -> None:
+    got: list[Shelf] = []
+    root = Router()
+
+    @root.callback_query(Shelf.filter())
+    async def shelf(q: dict[str, Any], c: Context, pressed: Shelf) -> None:
+        got.append(pressed)
+
+    root.include_router(stray_buttons(Router("stray")))
+    assert await root.dispatch(
+        "callback_query", {"callback_query": button(USER, "tshelf:4:c")}, ctx()
+    )
+    assert got == [Shelf(4, "c")]
+    for forged in ("tshelf:x:c", "tshelf:4", "tshelf", "tshelfy:4:c", "other:4:c"):
+        c = ctx()
+        assert await root.dispatch("callback_query", {"callback_query": button(USER, forged)}, c)
+        assert len(got) == 1, forged
+        assert len(sent(c, "answerCallbackQuery")) == 1, "the stray-button answer took it"
+    assert Shelf.filter()({"data": None}, ctx()) is False
+
+
+async def test_the_state_filter_hands_the_open_conversation() -> None:
+    c = ctx()
+    talk = Conversation("upload:batch", {"items": [1]})
+    c.conversation_is(talk)
+    got: list[Conversation] = []
+    root = Router()
+
+    @root.message(State("upload:batch"))
+    async def batch(m: dict[str, Any], c: Context, conversation: Conversation) -> None:
+        got.append(conversation)
+
+    assert await root.dispatch("message", {"message": message(USER, "file")}, c)
+    assert got == [talk]
+    other = ctx()
+    other.conversation_is(Conversation("shop:material"))
+    assert not await root.dispatch("message", {"message": message(USER, "file")}, other)
+
+
+async def test_observers_get_filter_data_too() -> None:
+    heard: list[Any] = []
+    root = Router()
+
+    @root.chat_member(lambda e, c: {"chat_id": e["chat"]["id"]})
+    async def listen(e: dict[str, Any], c: Context, chat_id: int) -> None:
+        heard.append(chat_id)
+
+    assert await root.dispatch("chat_member", chat_member_update(), ctx())
+    assert heard == [-100]
+
+
+def test_what_a_handler_takes_by_name_is_read_once() -> None:
+    async def plain(e: Any, c: Context) -> None: ...
+
+    async def some(e: Any, c: Context, pressed: Any, *, conversation: Any = None) -> None: ...
+
+    async def every(e: Any, c: Context, **data: Any) -> None: ...
+
+    assert accepted(plain) == {"e", "c"}
+    assert accepted(some) == {"e", "c", "pressed", "conversation"}
+    assert accepted(every) is None
