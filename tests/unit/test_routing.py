@@ -333,6 +333,6 @@ def test_what_a_handler_takes_by_name_is_read_once() -> None:
 
     async def every(e: Any, c: Context, **data: Any) -> None: ...
 
-    assert accepted(plain) == {"e", "c"}
-    assert accepted(some) == {"e", "c", "pressed", "conversation"}
+    assert accepted(plain) == frozenset({"e", "c"})
+    assert accepted(some) == frozenset({"e", "c", "pressed", "conversation"})
     assert accepted(every) is None
