@@ -81,11 +81,10 @@ async def test_updates_arriving_together_are_one_statement_in_arrival_order(
 
 
 async def test_each_store_returns_only_after_its_row_committed(
-    pool: asyncpg.Pool, bots: None, monkeypatch: pytest.MonkeyPatch
+    pool: asyncpg.Pool, bots: None
 ) -> None:
     # A window long enough that the count below surely runs inside it, however slow the machine.
-    monkeypatch.setattr(gathered, "GATHER_S", 0.5)
-    inserts = GatheredInserts(pool, "api-1/inbox")
+    inserts = GatheredInserts(pool, "api-1/inbox", gather_s=0.5)
     task = asyncio.ensure_future(_store(inserts, BOTS[0], _update(1, 9)))
     await asyncio.sleep(0)
     assert not task.done()
@@ -123,9 +122,8 @@ async def test_text_postgresql_cannot_store_refuses_that_update_only(
 async def test_a_full_batch_goes_without_waiting_out_the_window(
     pool: asyncpg.Pool, bots: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gathered, "GATHER_S", 30.0)
     monkeypatch.setattr(gathered, "MAX_BATCH", 4)
-    inserts = GatheredInserts(pool, "api-1/inbox")
+    inserts = GatheredInserts(pool, "api-1/inbox", gather_s=30.0)
     async with asyncio.timeout(5):
         await asyncio.gather(*(_store(inserts, BOTS[0], _update(n, n)) for n in range(4)))
     assert await pool.fetchval("SELECT count(*) FROM inbox") == 4
@@ -155,11 +153,8 @@ async def test_a_database_failure_reaches_every_request_of_the_batch(
     assert all(isinstance(o, asyncpg.InterfaceError) for o in outcomes)
 
 
-async def test_close_stores_what_was_gathered(
-    pool: asyncpg.Pool, bots: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(gathered, "GATHER_S", 30.0)
-    inserts = GatheredInserts(pool, "api-1/inbox")
+async def test_close_stores_what_was_gathered(pool: asyncpg.Pool, bots: None) -> None:
+    inserts = GatheredInserts(pool, "api-1/inbox", gather_s=30.0)
     task = asyncio.ensure_future(_store(inserts, BOTS[0], _update(1, 1)))
     await asyncio.sleep(0)
     await inserts.close()

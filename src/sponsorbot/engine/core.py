@@ -52,7 +52,7 @@ class Engine:
             self.notifier,
             allowed_updates=self.router.kinds,
         )
-        self.intake = Intake(pool, self.notifier)
+        self.intake = Intake(pool, self.notifier, gather_s=settings.intake_gather_ms / 1000)
         self.pauses = Pauses()
         self.leases = Leases(pool, new_owner(), settings.lease_s)
         self.manager = BotManager(
@@ -100,6 +100,7 @@ class Engine:
             wake_per_s=settings.send_per_bot_per_s,
             on_back=self.manager.telegram_back,
             commit_gather_s=settings.worker_commit_gather_ms / 1000,
+            claim_gather_s=settings.worker_claim_gather_ms / 1000,
         )
         self.scheduler = Scheduler(pool, self.leases)
         sweeps = janitor.engine_sweeps(

@@ -2,9 +2,10 @@
 
 Each webhook's insert was a transaction of its own: a round trip, a commit and a WAL flush per
 update, the api role's biggest cost (and the WAL flushes of all transactions are a fifth of
-PostgreSQL's CPU, measured by turning synchronous_commit off). Updates arriving within
-`GATHER_S` of the first go in one `INSERT ... SELECT FROM unnest` that also sends the wake-up
-notification, so the batch costs one transaction however many it holds. Each request is still
+PostgreSQL's CPU, measured by turning synchronous_commit off). Updates arriving within the
+window (`gather_s`, SPONSORBOT_INTAKE_GATHER_MS) of the first go in one `INSERT ... SELECT FROM
+unnest` that also sends the wake-up notification, so the batch costs one transaction however
+many it holds. Each request is still
 answered only after the statement holding its update committed.
 
 The payload goes to PostgreSQL as the text Telegram sent (it was parsed once, to check and
@@ -23,7 +24,7 @@ from sponsorbot.engine.notify import CHANNEL
 from sponsorbot.engine.updates import Classified
 
 # Long enough to gather a few updates at a couple of hundred a second, short beside the
-# ~0.1 s a visitor waits for the answer anyway.
+# ~0.1 s a visitor waits for the answer anyway (the default of SPONSORBOT_INTAKE_GATHER_MS).
 GATHER_S = 0.005
 # A batch this big goes at once, without waiting out the rest of the window.
 MAX_BATCH = 256
@@ -63,9 +64,12 @@ class GatheredInserts:
     process skips notifications it sent itself).
     """
 
-    def __init__(self, pool: asyncpg.Pool, wake_payload: str, citus: bool = False) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, wake_payload: str, citus: bool = False, gather_s: float = GATHER_S
+    ) -> None:
         self.pool = pool
         self.wake_payload = wake_payload
+        self.gather_s = gather_s
         self._batch: list[_Pending] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: set[asyncio.Task[None]] = set()
@@ -79,7 +83,7 @@ class GatheredInserts:
         if len(self._batch) >= MAX_BATCH:
             self._flush()
         elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(GATHER_S, self._flush)
+            self._timer = asyncio.get_running_loop().call_later(self.gather_s, self._flush)
         # Shielded: a request given up by its client must not cancel the batch's statement.
         await asyncio.shield(pending.done)
 

@@ -19,7 +19,7 @@ import orjson
 
 from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.bots import WEBHOOK_TARGET, secret_hash
-from sponsorbot.engine.gathered import GatheredInserts
+from sponsorbot.engine.gathered import GATHER_S, GatheredInserts
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.updates import MalformedUpdate, classify
 from sponsorbot.engine.worker import INBOX
@@ -86,11 +86,11 @@ class _Targets:
 class Intake:
     """Stores webhook updates; answers (HTTP status, JSON body)."""
 
-    def __init__(self, pool: asyncpg.Pool, notifier: Notifier) -> None:
+    def __init__(self, pool: asyncpg.Pool, notifier: Notifier, gather_s: float = GATHER_S) -> None:
         self.pool = pool
         self.notifier = notifier
         self.targets = _Targets(pool)
-        self.gathered = GatheredInserts(pool, notifier.payload(INBOX))
+        self.gathered = GatheredInserts(pool, notifier.payload(INBOX), gather_s=gather_s)
         # Whether the database is a Citus coordinator: asked once, before the first store.
         self._asked = False
 

@@ -33,9 +33,9 @@ log = logging.getLogger(__name__)
 INBOX = "inbox"
 # How often the event loop's lag is sampled.
 LAG_EVERY_S = 0.1
-# Woken with nothing known to wait, a worker lets updates gather this long before claiming:
-# a claim costs the database about the same for one row as for ten, and the api wakes the
-# workers for every few updates it stores.
+# Woken with nothing known to wait, a worker lets updates gather this long before claiming
+# (the default of SPONSORBOT_WORKER_CLAIM_GATHER_MS): a claim costs the database about the same
+# for one row as for ten, and the api wakes the workers for every few updates it stores.
 CLAIM_GATHER_S = 0.01
 
 
@@ -90,6 +90,7 @@ class Worker:
         wake_per_s: float = 25.0,
         on_back: Callable[[int], None] = lambda _bot_id: None,
         commit_gather_s: float = 0.002,
+        claim_gather_s: float = CLAIM_GATHER_S,
     ) -> None:
         self.pool = pool
         self.router = router
@@ -114,6 +115,7 @@ class Worker:
         self._wakes: set[asyncio.Task[None]] = set()
         # Done marks of updates that finish together commit together (engine/commits.py).
         self.commits = GroupCommit(pool, gather_s=commit_gather_s)
+        self.claim_gather_s = claim_gather_s
         self._in_hand: dict[asyncio.Task[None], int] = {}
         self.handled = 0
         self._claim_sql = CLAIM
@@ -151,7 +153,7 @@ class Worker:
                         continue
                 woken = await self.notifier.wait(INBOX, self.notifier.poll_interval())
                 if woken and not full and not stop.is_set():
-                    await asyncio.sleep(CLAIM_GATHER_S)
+                    await asyncio.sleep(self.claim_gather_s)
         finally:
             stopper.cancel()
             lag.cancel()
