@@ -3,8 +3,9 @@
 Events, people and per-minute send counts are written at random moments around a clock
 change and a half-hour zone; the job folds up to a random moment; every figure a page reads
 for any span of days must equal counting the raw rows of that span, whether it is read from
-days and hours or from whole months less the days outside the span; and the monthly roll-ups
-always equal the sums of the daily and hourly ones.
+days and hours or from whole months less the days outside the span; the monthly roll-ups
+always equal the sums of the daily and hourly ones, and the returns (each visit's visit before,
+which the distinct visitors are summed from) what the visits hold.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ ON CONFLICT DO NOTHING
 """
 RESET = """
 TRUNCATE events, people, send_stats, stats_hourly, stats_days, stats_daily, stats_visits,
-         stats_totals, stats_monthly, stats_week_hours;
-UPDATE stats_rollup SET zone = 'UTC', done_until = NULL, totals_until = NULL;
+         stats_totals, stats_monthly, stats_week_hours, stats_returns, stats_campaign_days;
+UPDATE stats_rollup
+SET zone = 'UTC', done_until = NULL, totals_until = NULL, campaigns_until = NULL;
 """
 ZONE = "UPDATE workspace SET time_zone = $1 WHERE id = 1"
 # The raw facts of [$1, $2), as the product's statements read them (facts.py; on Citus the
@@ -101,6 +103,18 @@ SELECT count(*) FROM (
     FROM stats_hourly h, stats_rollup r GROUP BY 1, 2, 3, 4, 5
 ) d FULL JOIN stats_week_hours w USING (bot_id, month, kind, weekday, hour)
 WHERE d.n IS DISTINCT FROM w.n
+"""
+# Rows where the returns differ from each visit's visit before, as stats_visits holds them.
+RETURNS_DIFFER = """
+SELECT count(*) FROM (
+    SELECT bot_id, day, prev_day, count(*) AS n FROM (
+        SELECT bot_id, day,
+               lag(day, 1, '-infinity'::date) OVER (PARTITION BY bot_id, user_id ORDER BY day)
+                   AS prev_day
+        FROM stats_visits
+    ) v GROUP BY 1, 2, 3
+) d FULL JOIN stats_returns r USING (bot_id, day, prev_day)
+WHERE d.n IS DISTINCT FROM r.n
 """
 
 ORIGIN = datetime(2024, 11, 1, 12, tzinfo=UTC)  # New York's clock goes back on 3 November
@@ -195,6 +209,7 @@ async def _check(pool: asyncpg.Pool, zone: str, span: Span) -> None:
     await _funnels_agree(pool, report, scope)
     assert await pool.fetchval(MONTHS_DIFFER) == 0
     assert await pool.fetchval(WEEK_HOURS_DIFFER) == 0
+    assert await pool.fetchval(RETURNS_DIFFER) == 0
 
 
 async def _funnels_agree(pool: asyncpg.Pool, report: Report, scope: Scope) -> None:
@@ -356,3 +371,26 @@ async def test_the_facts_text_is_the_functions_body(pool: asyncpg.Pool) -> None:
     )
     assert definition == body()
     assert "sponsorbot_stat_facts" not in FOLD + UNCOUNT + BY_DIM + TOTALS
+
+
+@pytest.mark.parametrize("folded_days", [2, 6])
+async def test_distinct_visitors_of_every_span_equal_the_raw_count(
+    pool: asyncpg.Pool, folded_days: int
+) -> None:
+    """Dense visits (people back after one day or several): every span's distinct visitors,
+    summed from the returns of the rolled days plus the live tail, are the raw count."""
+    await pool.execute(RESET)
+    await pool.execute(ZONE, "Asia/Tehran")
+    rows = [(m % 2 + 1, m * 53 % 7000, KINDS[m % 4], m * 7 % 9 + 1, 1) for m in range(300)]
+    await _write(pool, rows)
+    await roll_up(pool, now=ORIGIN + timedelta(days=folded_days))
+    assert await pool.fetchval(RETURNS_DIFFER) == 0
+    assert await pool.fetchval("SELECT count(*) FROM stats_returns WHERE prev_day > '-infinity'")
+    report = Report(pool)
+    first = ORIGIN.date() - timedelta(days=1)
+    for a in range(7):
+        for b in range(a, 7):
+            span = Span(first + timedelta(days=a), first + timedelta(days=b))
+            start, end = span.bounds("Asia/Tehran")
+            got = await report.totals(await report.scope(None, span))
+            assert got["visitors"] == await pool.fetchval(RAW_VISITORS, start, end), span

@@ -20,13 +20,13 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import asyncpg
 
 from sponsorbot.features.stats.facts import facts
-from sponsorbot.features.stats.hours import Span
+from sponsorbot.features.stats.hours import Span, day_start
 from sponsorbot.features.stats.months import cover
 from sponsorbot.features.stats.rollup import VISITOR_KINDS
 
@@ -52,15 +52,14 @@ SELECT kind, sum(n)::bigint AS n FROM (
     UNION ALL SELECT kind, n FROM {facts(*TAIL)}
 ) t GROUP BY kind
 """
-# Distinct visitors = those of the rolled days (ROLLED_VISITORS, which only a roll-up step
-# changes, so Report keeps it) + those of the live tail not among them (LIVE_VISITORS: a few
-# hundred people, each looked up by (bot, person) in stats_visits_by_user; $6 and $7 the span's
-# first and last days).
+# Distinct visitors = those of the rolled days (ROLLED_VISITORS) + those of the live tail not
+# among them (LIVE_VISITORS: a few hundred people, each looked up by (bot, person) in
+# stats_visits_by_user; $6 and $7 the span's first and last days). A person visited the rolled
+# days [$2, $3] once for each of their visits there whose visit before was before $2: the first
+# of them, so a sum over stats_returns counts each person once, without hashing anyone.
 ROLLED_VISITORS = """
-SELECT count(*) FROM (
-    SELECT DISTINCT bot_id, user_id FROM stats_visits
-    WHERE day >= $2 AND day <= $3 AND bot_id = ANY ($1::bigint[])
-) v
+SELECT coalesce(sum(n), 0)::bigint FROM stats_returns
+WHERE day >= $2 AND day <= $3 AND prev_day < $2 AND bot_id = ANY ($1::bigint[])
 """
 LIVE_VISITORS = f"""
 SELECT count(*) FROM (SELECT DISTINCT bot_id, user_id FROM {facts(*HOUR_TAIL)} WHERE {IS_VISIT}) l
@@ -175,17 +174,37 @@ WHERE cb.bot_id = ANY ($1::bigint[]) AND c.starts_at < $3
   AND (c.ends_at IS NULL OR c.ends_at + c.retention >= $2)
 GROUP BY c.id ORDER BY c.starts_at DESC
 """
-# A campaign's credited joins in the span, and the leaves in the span that cost a credit (inside
-# the retention window): what its own page and the sponsor's report count, from the same rows.
+# A campaign's credited joins in [$2, $3), and the leaves in it that cost a credit (inside the
+# retention window): what its own page and the sponsor's report count, from the same rows. Each
+# is a range of the joins' index: a leave that costs a credit came less than the retention after
+# its join. $1 campaigns, $4 bots.
 CAMPAIGN_MEMBERS = """
-SELECT m.campaign_id,
-    count(*) FILTER (WHERE m.gate_joined_at >= $2 AND m.gate_joined_at < $3) AS joined,
-    count(*) FILTER (WHERE m.left_at >= $2 AND m.left_at < $3
-                       AND m.left_at < m.gate_joined_at + c.retention) AS left
-FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
-WHERE m.campaign_id = ANY ($1::bigint[]) AND m.gate_joined_at IS NOT NULL
+SELECT m.campaign_id, count(*) AS joined, 0 AS left
+FROM campaign_members m
+WHERE m.campaign_id = ANY ($1::bigint[]) AND m.gate_joined_at >= $2 AND m.gate_joined_at < $3
   AND m.bot_id = ANY ($4::bigint[])
 GROUP BY 1
+UNION ALL
+SELECT c.id, 0, count(*)
+FROM campaigns c JOIN campaign_members m
+  ON m.campaign_id = c.id AND m.gate_joined_at > $2::timestamptz - c.retention
+     AND m.gate_joined_at < $3
+WHERE c.id = ANY ($1::bigint[]) AND m.left_at >= $2 AND m.left_at < $3
+  AND m.left_at < m.gate_joined_at + c.retention AND m.bot_id = ANY ($4::bigint[])
+GROUP BY 1
+"""
+# The same counts for whole days [$2, $3] from stats_campaign_days (days the job counted), and
+# the campaigns whose retention changed since (counted from campaign_members instead).
+CAMPAIGNS_UNTIL = "SELECT campaigns_until FROM stats_rollup WHERE id = 1"
+CAMPAIGN_DAYS = """
+SELECT campaign_id, sum(joined)::bigint AS joined, sum("left")::bigint AS left
+FROM stats_campaign_days
+WHERE campaign_id = ANY ($1::bigint[]) AND day >= $2 AND day <= $3 AND bot_id = ANY ($4::bigint[])
+GROUP BY 1
+"""
+CAMPAIGNS_RETAINED = """
+SELECT DISTINCT d.campaign_id FROM stats_campaign_days d JOIN campaigns c ON c.id = d.campaign_id
+WHERE d.campaign_id = ANY ($1::bigint[]) AND d.retention <> c.retention
 """
 
 # Before any fact: the roll-ups are not used, everything is counted from the facts.
@@ -444,11 +463,8 @@ class Report:
             if not campaigns:
                 return []
             counts = await conn.fetch(BY_DIM, *scope.by_dim_args(CAMPAIGN_KINDS))
-            ids = [c["id"] for c in campaigns]
-            members = {
-                int(r["campaign_id"]): r
-                for r in await conn.fetch(CAMPAIGN_MEMBERS, ids, start, end, scope.bots)
-            }
+            ids = [int(c["id"]) for c in campaigns]
+            members = await self._campaign_members(conn, scope, ids)
         out = []
         for c in campaigns:
             bots = set(c["bots"])
@@ -459,7 +475,7 @@ class Report:
                 and r["bot_id"] in bots
                 and r["dim"] == str(c["chat_id"])
             )
-            mine = members.get(int(c["id"]))
+            mine = members.get(int(c["id"]), (0, 0))
             out.append(
                 {
                     "id": c["id"],
@@ -467,8 +483,36 @@ class Report:
                     "chat_title": c["chat_title"],
                     "status": c["status"],
                     "gate_listed": shown,
-                    "campaign_joined": int(mine["joined"]) if mine else 0,
-                    "left": int(mine["left"]) if mine else 0,
+                    "campaign_joined": mine[0],
+                    "left": mine[1],
                 }
             )
+        return out
+
+    async def _campaign_members(
+        self, conn: asyncpg.Connection, scope: Scope, ids: list[int]
+    ) -> dict[int, tuple[int, int]]:
+        """Per campaign: its credited joins and the leaves that cost a credit in the span; the
+        days the job counted from stats_campaign_days, the others from campaign_members."""
+        start, end = scope.span.bounds(scope.zone)
+        counted = await conn.fetchval(CAMPAIGNS_UNTIL) if scope.usable else None
+        out: dict[int, tuple[int, int]] = {}
+
+        def add(rows: list[asyncpg.Record]) -> None:
+            for r in rows:
+                joined, left = out.get(int(r["campaign_id"]), (0, 0))
+                out[int(r["campaign_id"])] = (joined + int(r["joined"]), left + int(r["left"]))
+
+        if counted is None or counted <= scope.span.first:
+            add(await conn.fetch(CAMPAIGN_MEMBERS, ids, start, end, scope.bots))
+            return out
+        retained = {int(r["campaign_id"]) for r in await conn.fetch(CAMPAIGNS_RETAINED, ids)}
+        whole = [i for i in ids if i not in retained]
+        if retained:
+            add(await conn.fetch(CAMPAIGN_MEMBERS, sorted(retained), start, end, scope.bots))
+        last = min(scope.span.last, counted - timedelta(days=1))
+        add(await conn.fetch(CAMPAIGN_DAYS, whole, scope.span.first, last, scope.bots))
+        if counted <= scope.span.last:
+            tail = day_start(counted, scope.zone)
+            add(await conn.fetch(CAMPAIGN_MEMBERS, whole, tail, end, scope.bots))
         return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
@@ -32,6 +32,7 @@ from sponsorbot.features.stats.hours import day_start, local_day
 log = logging.getLogger(__name__)
 
 SETTLE = timedelta(minutes=2)
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 STEP = timedelta(hours=24)
 BUDGET_S = 20.0  # per run; a rebuild goes on at the next run
 
@@ -106,6 +107,21 @@ SELECT DISTINCT bot_id, (hour AT TIME ZONE $3)::date, user_id FROM f
 WHERE user_id IS NOT NULL AND kind = ANY ($4::text[])
 ON CONFLICT DO NOTHING
 """
+# The days a step touched ($1 to $2) hold new visits: how many of each day's visits came back
+# from which day (the person's visit before, found by (bot, person, day)) is counted again.
+# Folds go forward in time, so no visit is ever added before a day counted here.
+FORGET_RETURNS_OF = "DELETE FROM stats_returns WHERE day >= $1 AND day <= $2"
+RETURNS = """
+INSERT INTO stats_returns (bot_id, day, prev_day, n)
+SELECT v.bot_id, v.day, coalesce(p.day, '-infinity'::date), count(*)
+FROM stats_visits v
+CROSS JOIN LATERAL (
+    SELECT max(w.day) AS day FROM stats_visits w
+    WHERE w.bot_id = v.bot_id AND w.user_id = v.user_id AND w.day < v.day
+) p
+WHERE v.day >= $1 AND v.day <= $2
+GROUP BY 1, 2, 3
+"""
 DONE = """
 UPDATE stats_rollup
 SET done_until = $1, totals_until = greatest(totals_until, $1)
@@ -117,6 +133,7 @@ FORGET_HOURS = "DELETE FROM stats_hourly WHERE hour >= $1"
 FORGET_DAYS = "DELETE FROM stats_days WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_DAILY = "DELETE FROM stats_daily WHERE day >= ($1 AT TIME ZONE $2)::date"
 FORGET_VISITS = "DELETE FROM stats_visits WHERE day >= ($1 AT TIME ZONE $2)::date"
+FORGET_RETURNS = "DELETE FROM stats_returns WHERE day >= ($1 AT TIME ZONE $2)::date"
 # The months from the one holding $1 (in the zone $2; NULL: every month) are summed again from
 # what is left of their days and hours, so that the monthly roll-ups stay those sums.
 FORGET_MONTHLY = """
@@ -142,7 +159,10 @@ FROM stats_hourly
 WHERE $1::timestamptz IS NULL OR hour >= date_trunc('month', $1 AT TIME ZONE $2) AT TIME ZONE $2
 GROUP BY 1, 2, 3, 4, 5
 """
-REZONED = "UPDATE stats_rollup SET zone = $1, done_until = NULL, rebuilt_at = now() WHERE id = 1"
+REZONED = """
+UPDATE stats_rollup SET zone = $1, done_until = NULL, campaigns_until = NULL, rebuilt_at = now()
+WHERE id = 1
+"""
 
 # Rewinding to $1 (a day's start in the zone $2): take out of the all-time totals what they
 # hold of the facts from $1 on (read before the late facts are written, so exactly what was
@@ -159,9 +179,48 @@ REWOUND = """
 UPDATE stats_rollup
 SET done_until = CASE WHEN done_until IS NULL THEN NULL ELSE least(done_until, $1) END,
     totals_until = CASE WHEN totals_until IS NULL THEN NULL ELSE least(totals_until, $1) END,
+    campaigns_until = CASE WHEN campaigns_until IS NULL THEN NULL
+                           ELSE least(campaigns_until, ($1 AT TIME ZONE zone)::date) END,
     rebuilt_at = now()
 WHERE id = 1
 """
+
+
+# Campaign funnels. campaign_members holds each person's credited join and first leave at the
+# dates of Telegram's updates, which can come a while after (Telegram keeps an update for 24
+# hours), so a day is counted once it ended CAMPAIGN_LATE ago; pages count the later days, and
+# a campaign whose retention changed since its days were counted, from campaign_members. The
+# job counts each day once (a day's counts never change after CAMPAIGN_LATE), and a campaign's
+# days again when its retention changed. $1 start, $2 end, $3 zone, $4 campaigns (NULL: all).
+CAMPAIGN_LATE = timedelta(days=3)
+CAMPAIGN_STATE = "SELECT zone, campaigns_until FROM stats_rollup WHERE id = 1 FOR UPDATE"
+COUNT_CAMPAIGN_DAYS = """
+INSERT INTO stats_campaign_days AS s (campaign_id, bot_id, day, retention, joined, "left")
+SELECT campaign_id, bot_id, day, retention, sum(j), sum(l) FROM (
+    SELECT m.campaign_id, m.bot_id, (m.gate_joined_at AT TIME ZONE $3)::date AS day,
+           c.retention, 1 AS j, 0 AS l
+    FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+    WHERE m.gate_joined_at >= $1 AND m.gate_joined_at < $2
+      AND ($4::bigint[] IS NULL OR m.campaign_id = ANY ($4))
+  UNION ALL
+    SELECT m.campaign_id, m.bot_id, (m.left_at AT TIME ZONE $3)::date, c.retention, 0, 1
+    FROM campaign_members m JOIN campaigns c ON c.id = m.campaign_id
+    WHERE m.left_at >= $1 AND m.left_at < $2 AND m.gate_joined_at IS NOT NULL
+      AND m.left_at < m.gate_joined_at + c.retention
+      AND ($4::bigint[] IS NULL OR m.campaign_id = ANY ($4))
+) x GROUP BY 1, 2, 3, 4
+ON CONFLICT (bot_id, campaign_id, day) DO UPDATE
+SET joined = s.joined + excluded.joined, "left" = s."left" + excluded."left"
+"""
+# The campaigns whose retention changed since their days were counted: forgotten, counted again.
+FORGET_RETAINED = """
+DELETE FROM stats_campaign_days d USING campaigns c
+WHERE c.id = d.campaign_id AND d.retention <> c.retention
+RETURNING d.campaign_id
+"""
+FORGET_ALL_CAMPAIGN_DAYS = "DELETE FROM stats_campaign_days"
+FORGET_CAMPAIGN_DAYS = "DELETE FROM stats_campaign_days WHERE day >= ($1 AT TIME ZONE $2)::date"
+CAMPAIGNS_DONE = "UPDATE stats_rollup SET campaigns_until = $1 WHERE id = 1"
 
 
 async def roll_up(
@@ -174,6 +233,8 @@ async def roll_up(
     while time.monotonic() < deadline:
         async with pool.acquire() as conn, conn.transaction():
             if not await _step(conn, now):
+                if await _count_campaigns(conn, now):
+                    steps += 1
                 break
         steps += 1
     return steps
@@ -199,7 +260,33 @@ async def _step(conn: asyncpg.Connection, now: datetime | None) -> bool:
         return False
     until = await conn.fetchval(NEXT, done, STEP, zone, target)
     await conn.execute(FOLD, done, until, zone, list(VISITOR_KINDS), state["totals_until"])
+    days = (local_day(done, zone), local_day(until, zone))
+    await conn.execute(FORGET_RETURNS_OF, *days)
+    await conn.execute(RETURNS, *days)
     await conn.execute(DONE, until)
+    return True
+
+
+async def _count_campaigns(conn: asyncpg.Connection, now: datetime | None) -> bool:
+    """Count the campaign days that ended CAMPAIGN_LATE ago and are not counted yet, and a
+    campaign's days again if its retention changed; False when there was nothing to do."""
+    state = await conn.fetchrow(CAMPAIGN_STATE)
+    zone = str(state["zone"])
+    if zone != str(await conn.fetchval(ZONE)):
+        return False  # a rezoning comes first, and forgets these counts
+    clock = now or await conn.fetchval(NOW)
+    target = local_day(clock - CAMPAIGN_LATE, zone)
+    counted = state["campaigns_until"]
+    if counted is None:
+        await conn.execute(FORGET_ALL_CAMPAIGN_DAYS)
+    retained = sorted({int(r["campaign_id"]) for r in await conn.fetch(FORGET_RETAINED)})
+    if retained and counted is not None:
+        await conn.execute(COUNT_CAMPAIGN_DAYS, NEVER, day_start(counted, zone), zone, retained)
+    if counted is not None and counted >= target:
+        return bool(retained)
+    start = NEVER if counted is None else day_start(counted, zone)
+    await conn.execute(COUNT_CAMPAIGN_DAYS, start, day_start(target, zone), zone, None)
+    await conn.execute(CAMPAIGNS_DONE, target)
     return True
 
 
@@ -219,6 +306,7 @@ async def _rezone(conn: asyncpg.Connection, old: str, new: str) -> None:
         await conn.execute(FORGET_DAYS, cut, old)
         await conn.execute(FORGET_DAILY, cut, old)
         await conn.execute(FORGET_VISITS, cut, old)
+        await conn.execute(FORGET_RETURNS, cut, old)
         await conn.execute(FORGET_MONTHLY, cut, old)
         await conn.execute(REMONTH, cut, old)
     # Every hour kept goes by weekday and hour of the new clock, as the pages read them.
@@ -246,8 +334,10 @@ async def rewind(conn: asyncpg.Connection, since: datetime) -> None:
         await conn.execute(FORGET_DAYS, cut, zone)
         await conn.execute(FORGET_DAILY, cut, zone)
         await conn.execute(FORGET_VISITS, cut, zone)
+        await conn.execute(FORGET_RETURNS, cut, zone)
         for statement in (FORGET_MONTHLY, REMONTH, FORGET_WEEK_HOURS, REWEEK):
             await conn.execute(statement, cut, zone)
+    await conn.execute(FORGET_CAMPAIGN_DAYS, cut, zone)
     await conn.execute(REWOUND, cut)
 
 
