@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sponsorbot.engine.callbacks import CallbackData
-from sponsorbot.engine.conversation import Conversation
+from sponsorbot.engine.conversation import Conversation, States
 from sponsorbot.engine.filters import (
     CallbackPrefix,
     ChatType,
@@ -336,3 +336,20 @@ def test_what_a_handler_takes_by_name_is_read_once() -> None:
     assert accepted(plain) == frozenset({"e", "c"})
     assert accepted(some) == frozenset({"e", "c", "pressed", "conversation"})
     assert accepted(every) is None
+
+
+class Steps(States):
+    """A dialogue's states for these tests."""
+
+    ASKED = "t:asked"
+    CONFIRMING = "t:confirming"
+
+
+async def test_a_states_class_names_a_dialogue_s_states_once() -> None:
+    c = ctx()
+    c.conversation_is(Conversation("t:confirming"))
+    assert await State(Steps)({}, c) == {"conversation": Conversation("t:confirming")}
+    assert not await State(Steps.ASKED)({}, c)
+    assert await State(Steps.ASKED, "t:confirming")({}, c)
+    assert Steps.holds("t:asked") and not Steps.holds("t:other")
+    assert isinstance(Steps.ASKED, str) and str(Steps.ASKED) == "t:asked"  # stored so

@@ -4,13 +4,15 @@
 one row per (bot, person) with a state name, a little JSON and an expiry. Handlers read it in the
 read phase (`Context.conversation()`, one indexed read, only when a filter or handler asks) and
 change it through the unit of work, so the new state commits with the update that caused it.
-Per-person ordering means nobody else changes it between the read and the commit.
+Per-person ordering means nobody else changes it between the read and the commit. A dialogue
+names its states once, in a `States` class (as aiogram's `StatesGroup`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 DEFAULT_TTL_S = 24 * 3600.0
@@ -27,6 +29,16 @@ SET state = excluded.state, data = excluded.data, expires_at = excluded.expires_
     updated_at = excluded.updated_at
 """
 END = "DELETE FROM conversations WHERE bot_id = $1 AND user_id = $2"
+
+
+class States(StrEnum):
+    """The states of one dialogue: `class Step(States): MATERIAL = "shop:material"`. A member
+    is its name as stored (a str); `State(Step)` passes in any of them."""
+
+    @classmethod
+    def holds(cls, name: str) -> bool:
+        """Whether `name` is one of these states."""
+        return name in cls._value2member_map_
 
 
 class Writes(Protocol):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from sponsorbot.engine.conversation import Conversation
+from sponsorbot.engine.conversation import Conversation, States
 from sponsorbot.engine.unit import Context
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@\w+)?(?:\s|$)")
@@ -96,11 +96,13 @@ class CallbackPrefix:
 
 
 class State:
-    """The person's open conversation is in one of these states (`State()`: in any); the
-    handler gets it as `conversation`."""
+    """The person's open conversation is in one of these states (a `States` class: any of its
+    states; `State()`: in any at all); the handler gets it as `conversation`."""
 
-    def __init__(self, *names: str) -> None:
-        self.names = frozenset(names)
+    def __init__(self, *names: str | type[States]) -> None:
+        self.names = frozenset(
+            state for name in names for state in ((name,) if isinstance(name, str) else tuple(name))
+        )
 
     async def __call__(
         self, event: Any, ctx: Context

@@ -17,7 +17,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.engine import calls, conversation
-from sponsorbot.engine.conversation import Conversation
+from sponsorbot.engine.conversation import Conversation, States
 from sponsorbot.engine.filters import (
     ChatType,
     Command,
@@ -52,7 +52,6 @@ from sponsorbot.features.shop.service import ShopService
 
 log = logging.getLogger(__name__)
 
-REASON = "team:reason"
 REASON_TTL_S = 30 * 60.0
 # The audit kinds of the panel's same moves (web/panel/routes_shop_orders.py).
 AUDIT_KINDS = {
@@ -91,6 +90,13 @@ def problem_text(exc: FeatureError, language: str) -> str:
     return PROBLEMS.get(language, {}).get(exc.code or "", exc.message)
 
 
+class Asking(States):
+    """A team member's conversation state with a bot."""
+
+    # A reject or a change waits for its reason (the order and the move in the data).
+    REASON = "team:reason"
+
+
 class TeamChat:
     """Handlers for the team's chats with a bot."""
 
@@ -122,7 +128,7 @@ class TeamChat:
         async def unlink(message: dict[str, Any], ctx: Context) -> object:
             return await self.unlink(ctx)
 
-        @router.message(from_person, ChatType("private"), State(REASON))
+        @router.message(from_person, ChatType("private"), State(Asking.REASON))
         async def reason(message: dict[str, Any], ctx: Context, conversation: Conversation) -> None:
             await self.reason(message, ctx, conversation)
 
@@ -231,7 +237,7 @@ class TeamChat:
             key = "ask_reject" if pressed.move == "reject" else "ask_change"
             ctx.uow.queue(calls.answer_callback(ctx.chat_key, query["id"]))
             data = {"order_id": pressed.order_id, "move": pressed.move}
-            conversation.begin(ctx.uow, ctx.chat_key, REASON, data, ttl_s=REASON_TTL_S)
+            conversation.begin(ctx.uow, ctx.chat_key, Asking.REASON, data, ttl_s=REASON_TTL_S)
             ctx.uow.queue(
                 calls.send_message(ctx.chat_key, team_text(key, lang, order=pressed.order_id))
             )

@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from sponsorbot.engine.conversation import Conversation, begin, end
+from sponsorbot.engine.conversation import Conversation, States, begin, end
 from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
 from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
@@ -38,7 +38,11 @@ from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.turn import Turn, turned
 from sponsorbot.telegram import TelegramError
 
-BATCH = "upload:batch"
+
+class Upload(States):
+    """An uploader's conversation state."""
+
+    BATCH = "upload:batch"  # /batch ... /done: the items sent so far are in its data
 
 
 def forwarded_chat(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -69,14 +73,14 @@ class Uploads:
         router.message(Command("batch"))(self.open_batch)
         router.message(Command("cancel"))(self.cancel_batch)
         router.message(Command("done"))(self.close_batch)
-        router.message(State(BATCH))(self.add_to_batch)
+        router.message(State(Upload.BATCH))(self.add_to_batch)
         router.message()(self.single)
         return router
 
     @turned()
     async def open_batch(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/batch: start gathering items (an open batch starts over)."""
-        begin(ctx.uow, turn.user_id, BATCH, {"items": []})
+        begin(ctx.uow, turn.user_id, Upload.BATCH, {"items": []})
         turn.say("batch_started")
 
     @turned()
@@ -84,14 +88,14 @@ class Uploads:
         """/cancel: drop the open batch."""
         open_batch = await ctx.conversation()
         end(ctx.uow, turn.user_id)
-        in_batch = open_batch is not None and open_batch.state == BATCH
+        in_batch = open_batch is not None and open_batch.state == Upload.BATCH
         turn.say("batch_cancelled" if in_batch else "no_batch")
 
     @turned()
     async def close_batch(self, message: dict[str, Any], ctx: Context, turn: Turn) -> None:
         """/done: one link for the items of the open batch."""
         open_batch = await ctx.conversation()
-        if open_batch is None or open_batch.state != BATCH:
+        if open_batch is None or open_batch.state != Upload.BATCH:
             turn.say("no_batch")
             return
         items = list(open_batch.data.get("items") or [])
@@ -121,7 +125,7 @@ class Uploads:
             turn.say("batch_added", count=f"{MAX_ITEMS}/{MAX_ITEMS}: /done")
             return None
         items.append(item)
-        begin(ctx.uow, turn.user_id, BATCH, {"items": items})
+        begin(ctx.uow, turn.user_id, Upload.BATCH, {"items": items})
         turn.say("batch_added", count=len(items))
         return None
 

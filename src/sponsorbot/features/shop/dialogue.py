@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import asyncpg
 
 from sponsorbot.engine import calls
-from sponsorbot.engine.conversation import Conversation, begin, end
+from sponsorbot.engine.conversation import Conversation, States, begin, end
 from sponsorbot.engine.filters import ChatType, Command, State, command_of, from_person
 from sponsorbot.engine.routing import UNHANDLED, Router
 from sponsorbot.engine.unit import Context
@@ -40,8 +40,14 @@ from sponsorbot.telegram.entities import to_html
 from sponsorbot.telegram.html import parse_html
 from sponsorbot.tron.networks import HashError, parse_hash
 
-MATERIAL = "shop:material"
-CONFIRM = "shop:confirm"
+
+class Step(States):
+    """Where an advertiser stands in the dialogue (their conversation state)."""
+
+    MATERIAL = "shop:material"  # a product picked: its material is asked for
+    CONFIRM = "shop:confirm"  # the summary is shown: submit or cancel
+
+
 ASK = {"gate_slot": "shop_ask_channel", "broadcast": "shop_ask_post", "banner": "shop_ask_banner"}
 # A GIF comes with a `document` too, and goes out as one (broadcasts send these three kinds).
 MEDIA = ("photo", "video", "document")
@@ -212,8 +218,8 @@ class Dialogue:
         router = Router("shop", ChatType("private"), from_person)
         router.message(Command("advertise"))(self.menu)
         router.message(Command("orders"))(self.orders)
-        router.message(Command("cancel"), State(MATERIAL, CONFIRM))(self.cancel)
-        router.message(State(MATERIAL))(self.material)
+        router.message(Command("cancel"), State(Step))(self.cancel)
+        router.message(State(Step.MATERIAL))(self.material)
         router.message(self.looks_like_hash)(self.payment)
         router.callback_query(AdMenu.filter())(self.menu_button)
         router.callback_query(AdProduct.filter())(self.product)
@@ -294,7 +300,7 @@ class Dialogue:
             await self._menu(ctx, turn)
             return
         data = {"product_id": row["id"], "kind": row["kind"]}
-        begin(ctx.uow, turn.user_id, MATERIAL, data)
+        begin(ctx.uow, turn.user_id, Step.MATERIAL, data)
         turn.say(ASK[row["kind"]])
 
     @turned(seen=False)
@@ -308,7 +314,7 @@ class Dialogue:
         """The summary's Cancel."""
         turn.answer(query)
         current = await ctx.conversation()
-        if current is None or current.state not in (MATERIAL, CONFIRM):
+        if current is None or not Step.holds(current.state):
             turn.say("shop_nothing_open")
             return
         end(ctx.uow, turn.user_id)
@@ -338,7 +344,7 @@ class Dialogue:
             await self._menu(ctx, turn)
             return None
         data["material"] = material
-        begin(ctx.uow, turn.user_id, CONFIRM, data)
+        begin(ctx.uow, turn.user_id, Step.CONFIRM, data)
         text = turn.text(
             "shop_summary",
             raw={"material": describe(product["kind"], material)},
@@ -406,7 +412,7 @@ class Dialogue:
         person, user_id = turn.user, turn.user_id
         turn.answer(query)
         current = await ctx.conversation()
-        if current is None or current.state != CONFIRM:
+        if current is None or current.state != Step.CONFIRM:
             # An old summary keeps its buttons in the chat: say whether it became an order
             # (one made after the summary was sent) or is simply closed.
             latest = await ctx.db.fetchrow(queries.ORDERS_OF_USER, ctx.bot.id, user_id)
