@@ -123,6 +123,14 @@ _DROP_LOCAL_COPY = "SELECT truncate_local_data_after_distributing_table($1)"
 _NO_LOCAL_CONVERSION = "SET LOCAL citus.enable_local_reference_table_foreign_keys = off"
 SEQUENTIAL = "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"
 _TRIGGERS = "SET LOCAL citus.enable_unsafe_triggers = on"
+# sponsorbot_events_month() moves a month's rows out of the default partition, then makes the
+# partition: on Citus the two went over different connections of one transaction, and Citus
+# cancelled it as a distributed deadlock (4 calls of 4 on a fresh connection each). Sequential
+# mode, set on the function itself, holds for every caller (the statistics job, the demo).
+_MONTHS_SEQUENTIAL = (
+    "ALTER FUNCTION sponsorbot_events_month(timestamptz)"
+    " SET citus.multi_shard_modify_mode = 'sequential'"
+)
 _HAS_ROWS = 'SELECT EXISTS (SELECT 1 FROM "{table}")'
 
 
@@ -270,6 +278,7 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
     # Only now: a local table still referring to one of them would refuse its truncation.
     for table in reversed(copied):
         await conn.execute(_DROP_LOCAL_COPY, table)
+    await conn.execute(_MONTHS_SEQUENTIAL)
     for line in done:
         log.info("citus: %s", line)
     return done

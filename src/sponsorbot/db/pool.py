@@ -38,6 +38,14 @@ async def connect(
     return conn
 
 
+# On a Citus coordinator, every catalog read on a connection hides the shards from pg_class
+# by calling relation_is_a_known_shard() for each row; asyncpg's type introspection (a new
+# connection's first statement with a jsonb[] parameter) reads pg_class once per type, and
+# took 1.4-2.0 s there instead of 0.07 s without it. The pool's connections read no catalog that
+# needs the shards hidden. A custom option like this one is accepted by any PostgreSQL server.
+_SERVER_SETTINGS = {"citus.override_table_visibility": "off"}
+
+
 async def create_pool(
     dsn: str,
     *,
@@ -55,7 +63,7 @@ async def create_pool(
         max_inactive_connection_lifetime=300,
         init=_init_connection,
         reset=_keep_session,
-        server_settings={"application_name": f"sponsorbot-{role}"},
+        server_settings={"application_name": f"sponsorbot-{role}", **_SERVER_SETTINGS},
     )
     return pool
 

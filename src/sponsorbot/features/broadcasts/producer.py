@@ -67,7 +67,8 @@ class Producer:
             if b["scheduled_at"] > self.broadcasts.clock() or refused:
                 return
             audience = Audience.of_json(b["audience"])
-            await pool.execute(queries.START, bot_id, *audience.args(), broadcast_id)
+            start = queries.START_CITUS if self.citus else queries.START
+            await pool.execute(start, bot_id, *audience.args(), broadcast_id)
             log.info("broadcast %s started", broadcast_id)
             b["chosen"] = False
             b["cursor"] = 0
@@ -88,9 +89,10 @@ class Producer:
             # at once would take the database from the visitors for a minute. A narrow filter
             # finds few per page, so a step may look at several.
             audience = Audience.of_json(b["audience"])
+            choose = queries.CHOOSE_CITUS if self.citus else queries.CHOOSE
             while not chosen and waiting < PAGE // 2 and pages < PAGES_PER_STEP:
                 page = await conn.fetchrow(
-                    queries.CHOOSE, bot_id, *audience.args(), broadcast_id, cursor, PAGE
+                    choose, bot_id, *audience.args(), broadcast_id, cursor, PAGE
                 )
                 chosen, cursor = page["chosen"], page["cursor"]
                 waiting, pages = waiting + page["added"], pages + 1

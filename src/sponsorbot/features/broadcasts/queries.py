@@ -18,18 +18,37 @@ COLUMNS = """b.id, b.bot_id, b.title, b.method, b.params, b.post, b.audience, b.
 
 # The audience filters, on `people p`: $2 active within N days (NULL: any), $3 language (NULL:
 # any), $4 joined through this campaign (NULL: any), $5 passed the gate at least once.
-AUDIENCE = """
+_AUDIENCE = """
 p.bot_id = $1 AND p.blocked_at IS NULL
 AND ($2::int IS NULL OR p.last_seen >= now() - make_interval(days => $2))
 AND ($3::text IS NULL OR p.language = $3 OR ($3 = 'en' AND p.language IS NULL))
-AND ($4::bigint IS NULL OR EXISTS (
-    SELECT 1 FROM campaign_members m
-    WHERE m.campaign_id = $4 AND m.user_id = p.user_id AND m.gate_joined_at IS NOT NULL))
-AND (NOT $5::boolean OR EXISTS (
-    SELECT 1 FROM events e
-    WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id AND e.kind = 'gate_passed'))
+AND ($4::bigint IS NULL OR {campaign})
+AND (NOT $5::boolean OR {passed})
 """
+AUDIENCE = _AUDIENCE.format(
+    campaign="""EXISTS (
+    SELECT 1 FROM campaign_members m
+    WHERE m.campaign_id = $4 AND m.user_id = p.user_id AND m.gate_joined_at IS NOT NULL)""",
+    passed="""EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id AND e.kind = 'gate_passed')""",
+)
+# The same filters on Citus (db/pool.on_citus), which plans neither subquery above: it cannot
+# join campaign_members (distributed by campaign) to people beside it, nor run a correlated
+# subquery in CHOOSE, whose people come from a CTE. There each is an uncorrelated IN: Citus
+# reads the campaign's members on the campaign's shard first and sends them to the bot's shard,
+# where the rest runs, the bot's gate passes read there in one go. On one server the EXISTS
+# stay, an index probe per person (an IN under OR would read every gate pass of the bot for
+# each page of CHOOSE).
+AUDIENCE_CITUS = _AUDIENCE.format(
+    campaign="""p.user_id IN (
+    SELECT m.user_id FROM campaign_members m
+    WHERE m.campaign_id = $4 AND m.gate_joined_at IS NOT NULL)""",
+    passed="""p.user_id IN (
+    SELECT e.user_id FROM events e WHERE e.bot_id = $1 AND e.kind = 'gate_passed')""",
+)
 COUNT_AUDIENCE = f"SELECT count(*) FROM people p WHERE {AUDIENCE}"
+COUNT_AUDIENCE_CITUS = COUNT_AUDIENCE.replace(AUDIENCE, AUDIENCE_CITUS)
 
 # $2..$7: title, method, params, post, audience, paid (BroadcastService._fields).
 INSERT = """
@@ -79,6 +98,7 @@ UPDATE broadcasts b SET status = 'sending', started_at = now(), cursor = 0, upda
 WHERE b.bot_id = $1 AND b.id = $6 AND b.status = 'scheduled'
 RETURNING b.id
 """
+START_CITUS = START.replace(AUDIENCE, AUDIENCE_CITUS)
 # The next page of people after the cursor, then the filters on that page only (each filter
 # an index probe per person): recipients added (once each), the cursor moved.
 CHOOSE = f"""
@@ -97,6 +117,7 @@ UPDATE broadcasts SET cursor = COALESCE((SELECT max(user_id) FROM p), cursor),
 WHERE bot_id = $1 AND id = $6 AND status = 'sending'
 RETURNING chosen, cursor, (SELECT count(*) FROM chosen) AS added
 """
+CHOOSE_CITUS = CHOOSE.replace(AUDIENCE, AUDIENCE_CITUS)
 # Queue the next waiting recipients as background outbox rows; each gets its outbox id first
 # (drawn for the chosen few only, after the LIMIT), so the two rows are written together. The
 # scan starts after `queued_to` (every waiting row is after it; a withdrawal sets it back to 0),

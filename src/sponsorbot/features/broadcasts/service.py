@@ -12,6 +12,7 @@ from typing import Any
 
 import asyncpg
 
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import background_key
 from sponsorbot.features.botconfig import ConfigCache
@@ -195,12 +196,21 @@ class BroadcastService(OwnerService):
         super().__init__(pool, api, bots, config)
         self.notifier = notifier
         self.clock = clock
+        # Whether the database is a Citus coordinator, asked at the first count.
+        self._citus: bool | None = None
 
     async def audience_count(self, bot_id: int, audience: Audience) -> int:
         """How many people the audience holds right now."""
         await self.bots.get(bot_id)
         check_audience(audience)
-        count: int = await self.pool.fetchval(queries.COUNT_AUDIENCE, bot_id, *audience.args())
+        return await self._count(bot_id, audience.args())
+
+    async def _count(self, bot_id: int, audience: tuple[Any, ...]) -> int:
+        """COUNT_AUDIENCE, in its Citus form on a Citus coordinator."""
+        if self._citus is None:
+            self._citus = await on_citus(self.pool)
+        sql = queries.COUNT_AUDIENCE_CITUS if self._citus else queries.COUNT_AUDIENCE
+        count: int = await self.pool.fetchval(sql, bot_id, *audience)
         return count
 
     def _fields(self, draft: Draft) -> tuple[Any, ...]:
@@ -264,7 +274,7 @@ class BroadcastService(OwnerService):
         people = out["progress"]["total"]
         if out["paid"] and out["status"] in EDITABLE:
             audience = Audience.of_json(out["audience"]).args()
-            people = await self.pool.fetchval(queries.COUNT_AUDIENCE, out["bot_id"], *audience)
+            people = await self._count(out["bot_id"], audience)
         out["estimated_stars"] = stars_for(people) if out["paid"] else None
         return out
 
