@@ -45,44 +45,40 @@ CONTENT_TITLE = """coalesce(nullif(c.caption, ''), nullif(c.items -> 0 ->> 'capt
                   left(c.items -> 0 ->> 'text', 80))"""
 PEOPLE_COLUMNS = """p.bot_id, p.user_id, p.username, p.first_name, p.last_name, p.language,
     p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks"""
-# Each search below picks a page of people (bots $1, limit $2, offset $3); this adds what a
-# row of the list shows, computed for that page only: each figure is an index lookup.
-ROWS_HEAD = """
-SELECT p.bot_id, b.username AS bot_username, p.user_id, p.username, p.first_name, p.last_name,
-       p.language, p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks,
-       EXISTS (SELECT 1 FROM events e WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id
-                 AND e.kind = 'gate_passed') AS passed,
-       (SELECT count(*) FROM events e WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id
-          AND e.kind = 'content_sent') AS received,
-       (SELECT count(*) FROM campaign_bots cb
-          JOIN campaign_members m ON m.campaign_id = cb.campaign_id AND m.user_id = p.user_id
-        WHERE cb.bot_id = p.bot_id
-          AND (m.gate_joined_at IS NOT NULL OR m.outside_at IS NOT NULL)) AS campaigns
-FROM ("""
-ROWS_TAIL = """) p JOIN bots b ON b.id = p.bot_id
-ORDER BY p.last_seen DESC, p.bot_id, p.user_id
-"""
+# Each search below picks a page of people (bots $1, limit $2, offset $3), most recently seen
+# first; ROW_FIGURES then adds what a row of the list shows, for that page only, in statements
+# of their own (on Citus a figure over events cannot hang off a page picked across shards).
+PAGE_ORDER = "ORDER BY p.last_seen DESC, p.bot_id, p.user_id"
 # The newest visitors first: people_first_seen walked backwards, however many people there
 # are (last_seen changes on every visit, so it has no index to keep the hot update cheap).
-RECENT = f"""{ROWS_HEAD}
-    SELECT {PEOPLE_COLUMNS} FROM people p
-    WHERE ($1::bigint[] IS NULL OR p.bot_id = ANY($1))
-    ORDER BY p.first_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
-) p JOIN bots b ON b.id = p.bot_id
-ORDER BY p.first_seen DESC, p.bot_id, p.user_id
+RECENT = f"""
+SELECT {PEOPLE_COLUMNS} FROM people p
+WHERE ($1::bigint[] IS NULL OR p.bot_id = ANY($1))
+ORDER BY p.first_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
 """
 # $4 the Telegram id: one primary-key lookup per bot.
-BY_ID = f"""{ROWS_HEAD}
-    SELECT {PEOPLE_COLUMNS}
-    FROM bots b JOIN people p ON p.bot_id = b.id AND p.user_id = $4
-    WHERE ($1::bigint[] IS NULL OR b.id = ANY($1))
-    ORDER BY p.last_seen DESC, p.bot_id LIMIT $2 OFFSET $3
-{ROWS_TAIL}"""
+BY_ID = f"""
+SELECT {PEOPLE_COLUMNS}
+FROM bots b JOIN people p ON p.bot_id = b.id AND p.user_id = $4
+WHERE ($1::bigint[] IS NULL OR b.id = ANY($1))
+{PAGE_ORDER} LIMIT $2 OFFSET $3
+"""
+# Per (bot, person) of the page (bots $1, people $2; the pairs are picked out after): passed a
+# gate, and how many items were sent, each an index lookup by (bot, person).
+ROW_FIGURES = """
+SELECT bot_id, user_id, bool_or(kind = 'gate_passed') AS passed,
+       count(*) FILTER (WHERE kind = 'content_sent') AS received
+FROM events
+WHERE bot_id = ANY ($1::bigint[]) AND user_id = ANY ($2::bigint[])
+  AND kind IN ('gate_passed', 'content_sent')
+GROUP BY 1, 2
+"""
+BOT_NAMES = "SELECT id, username FROM bots WHERE id = ANY ($1::bigint[])"
 # $4..$5 the username range [prefix, prefix with its last character raised): the
 # people_by_username index's own operators, so the range is an index scan in any plan (NULL:
 # no username can match). $6 the LIKE pattern for the names (NULL: names are not searched),
 # $7 MAX_NAME_MATCHES, $8 MAX_NAME_SCAN. lower() and LIKE: ILIKE costs twice as much a row.
-BY_TEXT = f"""{ROWS_HEAD}
+BY_TEXT = f"""
     SELECT {PEOPLE_COLUMNS} FROM people p
     WHERE (p.bot_id, p.user_id) IN (
         (SELECT q.bot_id, q.user_id FROM people q
@@ -98,21 +94,23 @@ BY_TEXT = f"""{ROWS_HEAD}
          WHERE lower(coalesce(q.first_name, '') || ' ' || coalesce(q.last_name, ''))
                LIKE lower($6)
          LIMIT $7))
-    ORDER BY p.last_seen DESC, p.bot_id, p.user_id LIMIT $2 OFFSET $3
-{ROWS_TAIL}"""
+    {PAGE_ORDER} LIMIT $2 OFFSET $3
+"""
 
 PROFILE = f"""
 SELECT p.bot_id, b.username AS bot_username, p.user_id, p.username, p.first_name, p.last_name,
        p.language, p.first_seen, p.last_seen, p.blocked_at, p.gate_content_id, p.gate_checks,
-       {CONTENT_TITLE} AS gate_content_title, c.code AS gate_content_code,
-       passes.n AS passes, passes.last_at AS last_passed_at
+       {CONTENT_TITLE} AS gate_content_title, c.code AS gate_content_code
 FROM people p
 JOIN bots b ON b.id = p.bot_id
 LEFT JOIN contents c ON c.bot_id = p.bot_id AND c.id = p.gate_content_id
-CROSS JOIN LATERAL (
-    SELECT count(*) AS n, max(e.at) AS last_at FROM events e
-    WHERE e.bot_id = p.bot_id AND e.user_id = p.user_id AND e.kind = 'gate_passed') passes
 WHERE p.bot_id = $1 AND p.user_id = $2
+"""
+# The gates the person passed: how many, and the last (a statement of its own, which Citus
+# routes to the bot's shard as it does PROFILE).
+PASSES = """
+SELECT count(*) AS passes, max(at) AS last_passed_at FROM events
+WHERE bot_id = $1 AND user_id = $2 AND kind = 'gate_passed'
 """
 # What PROFILE reads of the gate, shown together under "gate".
 GATE_COLUMNS = frozenset(
@@ -127,19 +125,20 @@ GATE_COLUMNS = frozenset(
 )
 BOT_EXISTS = "SELECT EXISTS (SELECT 1 FROM bots WHERE id = $1)"
 PERSON_EXISTS = "SELECT EXISTS (SELECT 1 FROM people WHERE bot_id = $1 AND user_id = $2)"
-# The campaigns of this bot the person joined (membership is per person, not per bot: a join
-# credited to another bot's link, or made without one, shows as such).
-CAMPAIGNS = """
-SELECT k.id AS campaign_id, k.name, k.chat_title,
-       coalesce(m.gate_joined_at, m.outside_at) AS joined_at, m.left_at,
-       CASE WHEN m.gate_joined_at IS NULL THEN 'outside'
-            WHEN m.bot_id = $1 THEN 'gate'
-            ELSE 'other_bot' END AS via
-FROM campaign_bots cb
-JOIN campaigns k ON k.id = cb.campaign_id
-JOIN campaign_members m ON m.campaign_id = cb.campaign_id AND m.user_id = $2
-WHERE cb.bot_id = $1 AND (m.gate_joined_at IS NOT NULL OR m.outside_at IS NOT NULL)
-ORDER BY joined_at DESC, k.id DESC
+# The campaigns of these bots ($1), then which of them ($1) these people ($2) joined: in two
+# statements, because campaign_members is kept by campaign and the bots' tables by bot (on
+# Citus, on different nodes: docs/scaling.md). Membership is per person, not per bot: a join
+# credited to another bot's link, or made without one, shows as such.
+BOT_CAMPAIGNS = """
+SELECT cb.bot_id, k.id, k.name, k.chat_title
+FROM campaign_bots cb JOIN campaigns k ON k.id = cb.campaign_id
+WHERE cb.bot_id = ANY ($1::bigint[])
+"""
+JOINED = """
+SELECT campaign_id, user_id, bot_id, gate_joined_at, outside_at, left_at
+FROM campaign_members
+WHERE campaign_id = ANY ($1::bigint[]) AND user_id = ANY ($2::bigint[])
+  AND (gate_joined_at IS NOT NULL OR outside_at IS NOT NULL)
 """
 # Per content item: how often it was sent and when last, with the totals over every item.
 RECEIVED = f"""
@@ -152,29 +151,33 @@ GROUP BY e.content_id, c.id, c.bot_id
 ORDER BY last_at DESC
 LIMIT $3
 """
-# The person's events newest first, with what names them: the content's title, the channel's
-# (or a campaign's, for a channel the bot no longer lists), and the campaign a join's link
-# belongs to. $3 the cursor's time and $4 its id in TIMELINE_BEFORE, the limit last.
+# The person's events newest first, with the content's title and the channel's; $3 the
+# cursor's time and $4 its id in TIMELINE_BEFORE, the limit last. What campaigns name (a
+# channel the bot no longer lists, the campaign a join's link belongs to) is read after, by
+# CAMPAIGN_NAMES: on Citus the campaigns' tables are not beside the bot's events.
 TIMELINE = f"""
 SELECT e.id, e.at, e.kind, e.content_id, e.chat_id, e.data,
-       {CONTENT_TITLE} AS content_title, c.code AS content_code,
-       coalesce(ch.title, (SELECT k.chat_title FROM campaigns k WHERE k.chat_id = e.chat_id
-                           ORDER BY k.id DESC LIMIT 1)) AS chat_title,
-       link.campaign_id, link.campaign_name
+       {CONTENT_TITLE} AS content_title, c.code AS content_code, ch.title AS chat_title
 FROM events e
 LEFT JOIN contents c ON c.bot_id = e.bot_id AND c.id = e.content_id
 LEFT JOIN channels ch ON ch.bot_id = e.bot_id AND ch.chat_id = e.chat_id
-LEFT JOIN LATERAL (
-    SELECT k.id AS campaign_id, k.name AS campaign_name
-    FROM campaign_bots cb JOIN campaigns k ON k.id = cb.campaign_id
-    WHERE e.kind = 'joined' AND cb.bot_id = e.bot_id AND cb.invite_link = e.data ->> 'link'
-    LIMIT 1) link ON true
 WHERE e.bot_id = $1 AND e.user_id = $2 {{after}}
 ORDER BY e.at DESC, e.id DESC
 LIMIT {{limit}}
 """
 TIMELINE_FIRST = TIMELINE.format(after="", limit="$3")
 TIMELINE_BEFORE = TIMELINE.format(after="AND e.at <= $3 AND (e.at < $3 OR e.id < $4)", limit="$5")
+# The newest campaign's title of each chat ($2), and this bot's ($1) campaigns by invite link.
+CAMPAIGN_TITLES = """
+SELECT DISTINCT ON (chat_id) chat_id, chat_title FROM campaigns
+WHERE chat_id = ANY ($1::bigint[]) ORDER BY chat_id, id DESC
+"""
+CAMPAIGN_LINKS = """
+SELECT DISTINCT ON (cb.invite_link) cb.invite_link, k.id, k.name
+FROM campaign_bots cb JOIN campaigns k ON k.id = cb.campaign_id
+WHERE cb.bot_id = $1 AND cb.invite_link = ANY ($2::text[])
+ORDER BY cb.invite_link, k.id
+"""
 CURSOR = "SELECT at FROM events WHERE id = $3 AND bot_id = $1 AND user_id = $2"
 
 
@@ -254,10 +257,35 @@ async def search(
         rows = await pool.fetch(
             BY_TEXT, *paging, low, high, pattern, MAX_NAME_MATCHES, MAX_NAME_SCAN
         )
-    found = [
-        {**dict(r), "gate": gate_state(r["gate_content_id"], r["passed"])} for r in rows[:per_page]
-    ]
-    return found, len(rows) > per_page
+    return await _rows(pool, rows[:per_page]), len(rows) > per_page
+
+
+async def _rows(pool: asyncpg.Pool, rows: list[asyncpg.Record]) -> list[dict[str, Any]]:
+    """A page of people as the list shows them: with the bot's username, whether they passed
+    a gate, how many items they were sent, and how many of the bot's campaigns they joined."""
+    people = [(int(r["bot_id"]), int(r["user_id"])) for r in rows]
+    bots = sorted({b for b, _ in people})
+    users = sorted({u for _, u in people})
+    names = {int(b["id"]): b["username"] for b in await pool.fetch(BOT_NAMES, bots)}
+    figures = {
+        (int(f["bot_id"]), int(f["user_id"])): f for f in await pool.fetch(ROW_FIGURES, bots, users)
+    }
+    joined = await _joined(pool, people)
+    found = []
+    for r, key in zip(rows, people, strict=True):
+        passed = bool(figures[key]["passed"]) if key in figures else False
+        found.append(
+            {
+                "bot_id": r["bot_id"],
+                "bot_username": names.get(key[0]),
+                **{k: v for k, v in r.items() if k != "bot_id"},
+                "passed": passed,
+                "received": int(figures[key]["received"]) if key in figures else 0,
+                "campaigns": len(joined.get(key, [])),
+                "gate": gate_state(r["gate_content_id"], passed),
+            }
+        )
+    return found
 
 
 async def visitor(
@@ -270,9 +298,10 @@ async def visitor(
     NotFound when the bot or the person is unknown.
     """
     async with pool.acquire() as conn:
-        row = await conn.fetchrow(PROFILE, bot_id, user_id)
-        if row is None:
+        person = await conn.fetchrow(PROFILE, bot_id, user_id)
+        if person is None:
             await _missing(conn, bot_id)
+        row = {**dict(person), **dict(await conn.fetchrow(PASSES, bot_id, user_id))}
         profile = {k: v for k, v in row.items() if k not in GATE_COLUMNS}
         profile["gate"] = {
             "state": gate_state(row["gate_content_id"], row["passes"] > 0),
@@ -283,7 +312,7 @@ async def visitor(
             "passes": row["passes"],
             "last_passed_at": row["last_passed_at"],
         }
-        profile["campaigns"] = [dict(r) for r in await conn.fetch(CAMPAIGNS, bot_id, user_id)]
+        profile["campaigns"] = (await _joined(conn, [(bot_id, user_id)])).get((bot_id, user_id), [])
         items = await conn.fetch(RECEIVED, bot_id, user_id, MAX_RECEIVED_ITEMS)
         profile["received"] = {
             "total": int(items[0]["total"]) if items else 0,
@@ -313,6 +342,49 @@ async def timeline(
         return await _timeline(conn, bot_id, user_id, before, limit)
 
 
+async def _joined(
+    db: asyncpg.Pool | asyncpg.Connection, people: list[tuple[int, int]]
+) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    """Per (bot, person) of `people`: the campaigns of that bot the person joined, the latest
+    join first, each with when, the first leave after, and how (`JoinedVia`)."""
+    if not people:
+        return {}
+    bots = sorted({b for b, _ in people})
+    campaigns: dict[int, list[asyncpg.Record]] = {}
+    for c in await db.fetch(BOT_CAMPAIGNS, bots):
+        campaigns.setdefault(int(c["id"]), []).append(c)
+    if not campaigns:
+        return {}
+    users = sorted({u for _, u in people})
+    wanted = set(people)
+    out: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for m in await db.fetch(JOINED, sorted(campaigns), users):
+        for c in campaigns[int(m["campaign_id"])]:
+            key = (int(c["bot_id"]), int(m["user_id"]))
+            if key not in wanted:
+                continue
+            via: JoinedVia = (
+                "outside"
+                if m["gate_joined_at"] is None
+                else "gate"
+                if m["bot_id"] == key[0]
+                else "other_bot"
+            )
+            out.setdefault(key, []).append(
+                {
+                    "campaign_id": c["id"],
+                    "name": c["name"],
+                    "chat_title": c["chat_title"],
+                    "joined_at": m["gate_joined_at"] or m["outside_at"],
+                    "left_at": m["left_at"],
+                    "via": via,
+                }
+            )
+    for joins in out.values():
+        joins.sort(key=lambda j: (j["joined_at"], j["campaign_id"]), reverse=True)
+    return out
+
+
 async def _missing(conn: asyncpg.Connection, bot_id: int) -> NoReturn:
     """Raise NotFound, naming what is missing: the bot, or the person in it."""
     if not await conn.fetchval(BOT_EXISTS, bot_id):
@@ -331,7 +403,33 @@ async def _timeline(
             return [], None
         rows = await conn.fetch(TIMELINE_BEFORE, bot_id, user_id, at, before, limit + 1)
     events = [_event(r) for r in rows[:limit]]
+    await _name_campaigns(conn, bot_id, events)
     return events, events[-1]["id"] if len(rows) > limit else None
+
+
+async def _name_campaigns(
+    conn: asyncpg.Connection, bot_id: int, events: list[dict[str, Any]]
+) -> None:
+    """Give each event its campaign names: a chat the bot no longer lists is named by the
+    newest campaign on it, and a join through a campaign's link by that campaign."""
+    chats = sorted({e["chat_id"] for e in events if e["chat_id"] and not e["chat_title"]})
+    titles = (
+        {r["chat_id"]: r["chat_title"] for r in await conn.fetch(CAMPAIGN_TITLES, chats)}
+        if chats
+        else {}
+    )
+    links = sorted({e["link"] for e in events if e["kind"] == EventKind.JOINED and e["link"]})
+    campaigns = (
+        {r["invite_link"]: r for r in await conn.fetch(CAMPAIGN_LINKS, bot_id, links)}
+        if links
+        else {}
+    )
+    for e in events:
+        if not e["chat_title"]:
+            e["chat_title"] = titles.get(e["chat_id"])
+        found = campaigns.get(e.pop("link")) if e["kind"] == EventKind.JOINED else None
+        e["campaign_id"] = found["id"] if found else None
+        e["campaign_name"] = found["name"] if found else None
 
 
 def _event(row: asyncpg.Record) -> dict[str, Any]:
@@ -346,6 +444,7 @@ def _event(row: asyncpg.Record) -> dict[str, Any]:
     event["checks"] = _int(details.get("checks"))
     event["code"] = _str(details.get("code"))
     event["reason"] = _str(details.get("reason"))
+    event["link"] = _str(details.get("link"))
     return event
 
 
