@@ -278,6 +278,9 @@ TIER = (
     _CAMPAIGNS + "test_a_join_request_through_the_link_passes_the_gate_and_counts_when_approved",
     _BROADCASTS + "test_a_broadcast_reaches_everyone_once_and_records_who_blocked_the_bot",
     _BROADCASTS + "test_a_paid_broadcast_goes_past_the_free_limit",
+    _BROADCASTS + "test_visitors_are_answered_before_the_queued_broadcast",
+    _BROADCASTS + "test_the_audience_filters_choose_who_gets_it",
+    "tests/integration/test_events_month_made.py",
 )
 _FOR_TIME = (
     "passed on the cluster (2026-12-05) but left out of the Citus tier for CI's time: its"
@@ -294,16 +297,9 @@ NOT_ON_CITUS = {
     _GATE + "test_full_journey_two_missing_channels": (
         _STATS + " (its funnel reads sponsorbot_stat_facts, which Citus cannot plan)"
     ),
-    _GATE + "test_member_of_both_gets_content_without_a_gate": (
-        "timed out on the cluster in 1 run of 2 (a 20 s wait for the file); not yet diagnosed"
-    ),
-    _GATE + "test_join_request_pending_passes_declined_does_not": (
-        "timed out on the cluster under load (2 runs of 2); not yet diagnosed"
-    ),
-    _GATE + "test_auto_delete_survives_a_worker_restart": (
-        "timed out on the cluster (3 runs of 3, waiting for the delete after the restart);"
-        " not yet diagnosed"
-    ),
+    _GATE + "test_member_of_both_gets_content_without_a_gate": _FOR_TIME,
+    _GATE + "test_join_request_pending_passes_declined_does_not": _FOR_TIME,
+    _GATE + "test_auto_delete_survives_a_worker_restart": _FOR_TIME,
     _GATE + "test_lost_admin_reads_unknown_and_lets_through": _FOR_TIME,
     _GATE + "test_unknown_disabled_and_huge_payloads_get_a_friendly_reply": _FOR_TIME,
     _GATE + "test_second_link_replaces_the_open_gate": _FOR_TIME,
@@ -317,21 +313,10 @@ NOT_ON_CITUS = {
     _BROADCASTS + "test_a_refused_token_pauses_the_broadcast_until_the_token_is_replaced": (
         _FOR_TIME
     ),
-    _BROADCASTS + "test_the_audience_filters_choose_who_gets_it": (
-        "the audience filter 'joined through campaign X' reads campaign_members (distributed"
-        " by campaign) beside people (by bot) in one correlated subquery, which Citus cannot"
-        " push down: not done"
-    ),
     _BROADCASTS + "test_pause_stops_within_two_seconds_resume_goes_on_and_cancel_leaves_the_rest": (
-        "failed on the cluster: messages still went out after the pause; not yet diagnosed"
+        _FOR_TIME
     ),
-    _BROADCASTS + "test_visitors_are_answered_before_the_queued_broadcast": (
-        "failed on the cluster: broadcast messages went out before the visitors' replies;"
-        " not yet diagnosed"
-    ),
-    _BROADCASTS + "test_a_429_on_the_broadcast_pauses_the_broadcast_not_the_replies": (
-        "failed on the cluster: not yet diagnosed"
-    ),
+    _BROADCASTS + "test_a_429_on_the_broadcast_pauses_the_broadcast_not_the_replies": _FOR_TIME,
     "tests/integration/test_shop": (
         "the shop's service and clock lock an order by its id alone (queries.ORDER_FOR_UPDATE,"
         " PAYMENT_LOCK's callers), which Citus refuses across shards: not done (the runner's"
