@@ -281,6 +281,7 @@ TIER = (
     _BROADCASTS + "test_visitors_are_answered_before_the_queued_broadcast",
     _BROADCASTS + "test_the_audience_filters_choose_who_gets_it",
     "tests/integration/test_events_month_made.py",
+    "tests/integration/test_backup_citus.py",
 )
 _FOR_TIME = (
     "passed on the cluster (2026-12-05) but left out of the Citus tier for CI's time: its"

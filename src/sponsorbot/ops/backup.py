@@ -3,6 +3,11 @@
 pg_dump reads the whole database in one snapshot, so a backup taken while the api and the
 workers run is consistent. The secret key that seals the bot tokens is deliberately not in it:
 whoever holds the backup must not hold the tokens too. The command says where the key is.
+
+On a Citus coordinator pg_dump reads the distributed tables' rows through the coordinator (a
+COPY of each table gathers its shards from the workers), so the one file holds the whole
+cluster. Citus has no snapshot across nodes, though: each shard is read at its own moment, so
+the backup refuses while Sponsorbot processes are connected (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -21,15 +26,26 @@ from sponsorbot import __version__
 from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import applied_versions
+from sponsorbot.db.pool import on_citus
 from sponsorbot.ops.backup_archive import BackupError, Manifest, sha256_of, write_archive
 from sponsorbot.ops.backup_tools import PgTool, libpq_target, major_of, pick, run_tool
 
 FACTS = """
 SELECT current_database() AS database, current_setting('server_version') AS server_version
 """
+# Other Sponsorbot processes on this database (each names its role in application_name).
+IN_USE = """
+SELECT DISTINCT application_name FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid()
+  AND application_name LIKE 'sponsorbot-%' AND application_name NOT LIKE 'sponsorbot-restore%'
+  AND application_name NOT LIKE 'sponsorbot-backup%'
+ORDER BY 1
+"""
 # pg_dump locks every table before it reads: behind a migration (or anything else holding a
 # table exclusively) it gives up after this long instead of waiting, and the api with it.
 LOCK_WAIT_S = 60
+# pg_dump's --exclude-extension came with PostgreSQL 17.
+EXCLUDE_EXTENSION_SINCE = 17
 
 Say = Callable[[str], None]
 
@@ -95,9 +111,32 @@ def _size(count: int) -> str:
     return f"{count / 1024 / 1024:.1f} MiB"
 
 
-async def _dump(db: Database, tool: PgTool, dump: Path, lock_wait_s: int) -> None:
+async def running(conn: asyncpg.Connection) -> list[str]:
+    """The other Sponsorbot processes connected to this database, by role."""
+    return [r["application_name"] for r in await conn.fetch(IN_USE)]
+
+
+async def _citus_ready(db: Database, tool: PgTool) -> list[str]:
+    """On a Citus coordinator: refuse while Sponsorbot runs (no snapshot spans the nodes), and
+    pg_dump's arguments that leave the citus extension out, so the backup also goes into one
+    server (a pg_dump older than 17 cannot: its backup then needs Citus where it is restored).
+    Nothing on one server."""
+    if not await on_citus(db.pool):
+        return []
+    async with db.pool.acquire() as conn:
+        users = await running(conn)
+    if users:
+        raise BackupError(
+            f"this is a Citus cluster and Sponsorbot is running on it ({', '.join(users)}): "
+            "Citus reads each shard at its own moment, so a backup is consistent only with "
+            "the api and every worker stopped; stop them, back up, then start them again"
+        )
+    return ["--exclude-extension=citus"] if tool.major >= EXCLUDE_EXTENSION_SINCE else []
+
+
+async def _dump(db: Database, tool: PgTool, dump: Path, lock_wait_s: int, extra: list[str]) -> None:
     uri, env = libpq_target(db.dsn)
-    args = ["--format=custom", "--no-password", f"--lock-wait-timeout={lock_wait_s}s"]
+    args = ["--format=custom", "--no-password", f"--lock-wait-timeout={lock_wait_s}s", *extra]
     try:
         await run_tool(tool, [*args, f"--file={dump}", f"--dbname={uri}"], env)
     except BackupError as exc:
@@ -131,8 +170,9 @@ async def make_backup(
                     "nothing to back up"
                 )
             tool = pick("pg_dump", known.server_major, known.server_major)
+            extra = await _citus_ready(db, tool)
             dump = work / "database.dump"
-            await _dump(db, tool, dump, lock_wait_s)
+            await _dump(db, tool, dump, lock_wait_s, extra)
         manifest = Manifest(
             product_version=__version__,
             migration=known.migration,

@@ -9,6 +9,10 @@ is emptied and the dump restored in one transaction, so a failure anywhere leave
 as it was. The migrations then bring an older backup up to date, and the old server's leases
 are dropped, so the jobs start at once. A secret key here that cannot open the backup's tokens
 is a warning, not a failure: the data is back, and the key may follow.
+
+On a Citus coordinator the restore goes into a new database only: Citus keeps views of its own
+in the public schema, so the schema cannot be emptied and made again. The tables are restored
+on the coordinator, then the migrations distribute them, copying their rows to the workers.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from sponsorbot.config import Settings
 from sponsorbot.db.database import Database
 from sponsorbot.db.migrate import MigrationError, load_migrations
 from sponsorbot.db.migrate import migrate as apply_migrations
+from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.bots import key_proof
 from sponsorbot.engine.token_box import TokenBox
-from sponsorbot.ops.backup import Say, database, facts, key_whereabouts
+from sponsorbot.ops.backup import Say, database, facts, key_whereabouts, running
 from sponsorbot.ops.backup_archive import (
     BackupError,
     Manifest,
@@ -36,20 +41,17 @@ from sponsorbot.ops.backup_archive import (
 )
 from sponsorbot.ops.backup_tools import libpq_target, major_of, pick, psql_beside, restore_script
 
-# Other Sponsorbot processes on this database (each names its role in application_name).
-IN_USE = """
-SELECT DISTINCT application_name FROM pg_stat_activity
-WHERE datname = current_database() AND pid <> pg_backend_pid()
-  AND application_name LIKE 'sponsorbot-%' AND application_name NOT LIKE 'sponsorbot-restore%'
-ORDER BY 1
-"""
 HAS_TABLE = "SELECT to_regclass($1) IS NOT NULL"
 COUNT_BOTS = "SELECT count(*) FROM bots"
 COUNT_USERS = "SELECT count(*) FROM users"
-# The tables, views and foreign tables of the public schema (partitions go with their parent).
+# The tables, views and foreign tables of the public schema (partitions go with their parent),
+# but for the views the citus extension keeps there.
 PUBLIC_TABLES = """
 SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+  AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension x ON x.oid = d.refobjid
+                  WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                    AND d.deptype = 'e' AND x.extname = 'citus')
 ORDER BY 1
 """
 MIGRATIONS_TABLE = "schema_migrations"
@@ -63,6 +65,10 @@ SET LOCAL lock_timeout = '15s';
 DROP SCHEMA IF EXISTS public CASCADE;
 CREATE SCHEMA public;
 GRANT USAGE ON SCHEMA public TO PUBLIC;
+"""
+# The same on Citus, where the target holds nothing of ours (_check_target): no schema to empty.
+CITUS_HEAD = b"""
+SET LOCAL lock_timeout = '15s';
 """
 _NOTHING_CHANGED = "nothing was changed: the database holds what it held before"
 # The leases the old server's processes held (the janitor's, the hourly jobs'): on a restored
@@ -127,9 +133,10 @@ def check_level(manifest: Manifest, name: str) -> None:
         )
 
 
-async def _check_target(conn: asyncpg.Connection, force: bool) -> Occupants:
-    """Refuse a database in use, or occupied unless forced; change nothing."""
-    users = [r["application_name"] for r in await conn.fetch(IN_USE)]
+async def _check_target(conn: asyncpg.Connection, force: bool, citus: bool) -> Occupants:
+    """Refuse a database in use, or occupied unless forced (on Citus: occupied at all); change
+    nothing."""
+    users = await running(conn)
     if users:
         raise BackupError(
             f"Sponsorbot is running on this database ({', '.join(users)}): stop the api and "
@@ -141,6 +148,13 @@ async def _check_target(conn: asyncpg.Connection, force: bool) -> Occupants:
             f"the database holds tables that are not Sponsorbot's ({_listed(held.foreign)}): "
             "Sponsorbot never drops what it did not make, --force included; restore into a "
             "database of its own (a new data dir or database)"
+        )
+    if citus and await conn.fetchval(HAS_TABLE, f"public.{MIGRATIONS_TABLE}"):
+        raise BackupError(
+            "this is a Citus cluster and the database already holds Sponsorbot's tables: on "
+            "Citus a backup is restored into a new database only (create it on the "
+            "coordinator and every worker, with the citus extension, and register the "
+            "workers: docs/scaling.md), --force included"
         )
     if held and not force:
         raise BackupError(
@@ -188,16 +202,22 @@ async def key_warning(conn: asyncpg.Connection, settings: Settings) -> str | Non
 async def _restore_into(db: Database, manifest: Manifest, path: Path, force: bool) -> Occupants:
     """Check the target and the tools and extract the dump, changing nothing; then empty the
     public schema and restore the dump in one transaction."""
-    async with db.pool.acquire() as conn:
-        server = major_of((await facts(db)).server_version)
-        held = await _check_target(conn, force)
+    server = major_of((await facts(db)).server_version)
+    citus = await on_citus(db.pool)
+    # Not a pool connection: those see Citus's shards among the tables (db/pool.py).
+    conn = await db.connect("restore-check")
+    try:
+        held = await _check_target(conn, force, citus)
+    finally:
+        await conn.close()
     tool = pick("pg_restore", major_of(manifest.pg_dump_version), server)
     psql_beside(tool)  # missing, it is said now rather than after the dump is unpacked
     uri, env = libpq_target(db.dsn)
     with work_dir(path, manifest) as work:
         dump = extract_dump(path, manifest, work)
         try:
-            await restore_script(tool, dump, uri, env, server, EMPTY_SCHEMA)
+            head = CITUS_HEAD if citus else EMPTY_SCHEMA
+            await restore_script(tool, dump, uri, env, server, head)
         except BackupError as exc:
             raise _failed(exc) from None
     return held
