@@ -83,9 +83,7 @@ DYNAMIC_SQL: dict[str, str] = {
 
 # Module-level pieces of statements that start like one (each statement made of them is
 # checked whole).
-FRAGMENTS: dict[str, str] = {
-    "sponsorbot.features.stats.visitors:ROWS_HEAD": "the head of RECENT, BY_ID and BY_TEXT",
-}
+FRAGMENTS: dict[str, str] = {}
 
 # Statements that are only ever sent after another piece (prepared there, as part of it).
 NOT_ALONE: dict[str, str] = {
