@@ -25,9 +25,20 @@ from sponsorbot.features.shop.service import ShopService
 CLEANUP = """
 WITH old AS (
     DELETE FROM alerts WHERE created_at < now() - interval '30 days' AND fanned_at IS NOT NULL
-),
-codes AS (DELETE FROM team_link_codes WHERE expires_at < now())
-DELETE FROM team_links l WHERE NOT EXISTS (SELECT 1 FROM bots b WHERE b.id = l.via_bot)
+)
+DELETE FROM team_link_codes WHERE expires_at < now()
+"""
+# Links through bots that were removed, found first and then dropped: Citus refuses a write to
+# a coordinator table that reads a reference table (bots) in the same statement.
+GONE_BOTS = """
+SELECT l.user_id, l.linked_at FROM team_links l
+WHERE NOT EXISTS (SELECT 1 FROM bots b WHERE b.id = l.via_bot)
+"""
+# Only links as they were read: a bot added again (its Telegram id) may have a new one since.
+DROP_LINKS = """
+DELETE FROM team_links l
+USING unnest($1::bigint[], $2::timestamptz[]) AS g (user_id, linked_at)
+WHERE l.user_id = g.user_id AND l.linked_at = g.linked_at
 """
 CLEANUP_EVERY_S = 3600.0
 
@@ -58,6 +69,11 @@ def setup(shared: Shared) -> Parts:
 
     async def cleanup(pool: asyncpg.Pool) -> None:
         await pool.execute(CLEANUP)
+        gone = await pool.fetch(GONE_BOTS)
+        if gone:
+            await pool.execute(
+                DROP_LINKS, [r["user_id"] for r in gone], [r["linked_at"] for r in gone]
+            )
 
     # The team's buttons act through the shop's own service, the one its runner uses.
     chat = TeamChat(engine.pool, shared.required.get(ShopService), shared.required.get(BotsService))

@@ -32,19 +32,29 @@ LEFT JOIN workspace w ON w.id = 1
 WHERE p.digest AND (p.digest_on IS NULL OR p.digest_on < $1)
 FOR UPDATE OF p SKIP LOCKED
 """
+# Each day's figures over every bot. The bot tables' sums are made apart, grouped by day, and
+# joined to the days after: Citus cannot run a subquery over a distributed table per day.
 FIGURES = """
-SELECT d.day,
-  (SELECT count(DISTINCT v.user_id) FROM stats_visits v
-    WHERE v.bot_id IN (SELECT id FROM bots) AND v.day = d.day) AS visitors,
-  (SELECT coalesce(sum(s.n), 0) FROM stats_days s
-    WHERE s.bot_id IN (SELECT id FROM bots) AND s.day = d.day AND s.kind = 'gate_passed')
-    AS passes,
-  (SELECT coalesce(sum(s.n), 0) FROM stats_days s
-    WHERE s.bot_id IN (SELECT id FROM bots) AND s.day = d.day AND s.kind = 'joined') AS joins,
-  (SELECT coalesce(sum(t.credited_usdt), 0) FROM shop_transfers t
-    WHERE t.state = 'credited' AND (coalesce(t.decided_at, t.seen_at) AT TIME ZONE $2)::date
-          = d.day) AS revenue
+WITH visits AS MATERIALIZED (
+    SELECT v.day, count(DISTINCT v.user_id) AS n FROM stats_visits v
+    WHERE v.bot_id IN (SELECT id FROM bots) AND v.day = ANY ($1::date[])
+    GROUP BY v.day
+), counts AS MATERIALIZED (
+    SELECT s.day, sum(s.n) FILTER (WHERE s.kind = 'gate_passed') AS passes,
+           sum(s.n) FILTER (WHERE s.kind = 'joined') AS joins
+    FROM stats_days s
+    WHERE s.bot_id IN (SELECT id FROM bots) AND s.day = ANY ($1::date[])
+      AND s.kind IN ('gate_passed', 'joined')
+    GROUP BY s.day
+)
+SELECT d.day, coalesce(v.n, 0) AS visitors, coalesce(c.passes, 0) AS passes,
+       coalesce(c.joins, 0) AS joins,
+       (SELECT coalesce(sum(t.credited_usdt), 0) FROM shop_transfers t
+        WHERE t.state = 'credited' AND (coalesce(t.decided_at, t.seen_at) AT TIME ZONE $2)::date
+              = d.day) AS revenue
 FROM unnest($1::date[]) AS d (day)
+LEFT JOIN visits v ON v.day = d.day
+LEFT JOIN counts c ON c.day = d.day
 """
 SENT = "UPDATE alert_prefs SET digest_on = $2 WHERE user_id = $1"
 

@@ -101,10 +101,12 @@ SET_DUE = "UPDATE shop_orders SET due_usdt = $2, due_trx = $3 WHERE id = $1"
 CREDITED = """
 UPDATE shop_orders SET paid_usdt = $2, state = $3, due_at = $4, updated_at = now() WHERE id = $1
 """
+# The time from a subquery: Citus refuses now() inside the COALESCE of an UPDATE.
 CLAIMS_CREDITED = """
-UPDATE shop_payments SET status = 'credited', reason = NULL, credited_usdt = $4,
-       decided_at = COALESCE(decided_at, now())
-WHERE bot_id = $1 AND order_id = $2 AND tx_hash = $3 AND status <> 'credited'
+UPDATE shop_payments p SET status = 'credited', reason = NULL, credited_usdt = $4,
+       decided_at = COALESCE(p.decided_at, t.at)
+FROM (SELECT now() AS at) t
+WHERE p.bot_id = $1 AND p.order_id = $2 AND p.tx_hash = $3 AND p.status <> 'credited'
 """
 
 
@@ -119,6 +121,21 @@ async def log_step(
 ) -> None:
     """One line of the order's timeline."""
     await conn.execute(queries.LOG, order_id, kind, actor, data)
+
+
+async def lock_order(
+    conn: asyncpg.Connection, order_id: int, bot_id: int | None = None
+) -> asyncpg.Record | None:
+    """The order, locked to the end of the caller's transaction, or None if there is none.
+
+    The lock names the bot (queries.ORDER_FOR_UPDATE); without `bot_id` it is read first,
+    unlocked, which is safe because an order's bot never changes.
+    """
+    if bot_id is None:
+        bot_id = await conn.fetchval(queries.ORDER_BOT, order_id)
+        if bot_id is None:
+            return None
+    return await conn.fetchrow(queries.ORDER_FOR_UPDATE, bot_id, order_id)
 
 
 def candidates(rows: list[asyncpg.Record]) -> list[Candidate]:
@@ -164,10 +181,8 @@ async def match(
     if outcome.order_id is None:
         await conn.execute(HOLD, transfer["id"], outcome.hold)
         return outcome, None
-    # Locked with the candidates already; read whole. (On Citus a lock by id alone would span
-    # every shard, which Citus refuses.)
-    order = queries.ORDER if citus else queries.ORDER_FOR_UPDATE
-    return outcome, await conn.fetchrow(order, outcome.order_id)
+    # Locked with the candidates already; read whole.
+    return outcome, await conn.fetchrow(queries.ORDER, outcome.order_id)
 
 
 async def _taken(

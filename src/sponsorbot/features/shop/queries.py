@@ -9,13 +9,13 @@ SELECT bot_id, enabled, network, address, accept_usdt, accept_trx, api_key, pay_
 FROM shop_settings WHERE bot_id = $1
 """
 # Count $2 TronGrid calls against the shop's budget of $3 an hour; no row when it is spent.
+# The hour comes from a subquery: Citus refuses now() inside the CASE of an UPDATE.
 SPEND_CALLS = """
-UPDATE shop_settings
-SET calls = CASE WHEN calls_hour = date_trunc('hour', now()) THEN calls + $2 ELSE $2 END,
-    calls_hour = date_trunc('hour', now())
-WHERE bot_id = $1
-  AND (calls_hour IS DISTINCT FROM date_trunc('hour', now()) OR calls + $2 <= $3)
-RETURNING calls
+UPDATE shop_settings s
+SET calls = CASE WHEN s.calls_hour = t.hour THEN s.calls + $2 ELSE $2 END, calls_hour = t.hour
+FROM (SELECT date_trunc('hour', now()) AS hour) t
+WHERE s.bot_id = $1 AND (s.calls_hour IS DISTINCT FROM t.hour OR s.calls + $2 <= $3)
+RETURNING s.calls
 """
 NEXT_HOUR = "SELECT date_trunc('hour', now()) + interval '1 hour'"
 # The time from the row proposed (its column default): Citus refuses now() in DO UPDATE.
@@ -66,7 +66,13 @@ o.report, o.created_at, o.updated_at, o.due_usdt, o.due_trx, o.start_after, o.st
 o.rate_at, (SELECT w.time_zone FROM workspace w WHERE w.id = 1) AS zone
 """
 ORDER = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1"
-ORDER_FOR_UPDATE = f"SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.id = $1 FOR UPDATE"
+# An order is locked by its bot and id ($1, $2): Citus locks rows only within one shard, so a
+# lock by id alone, which could be on any shard, is refused there. An order's bot never changes,
+# so a caller that knows only the id reads the bot first (ORDER_BOT, ledger.lock_order).
+ORDER_FOR_UPDATE = f"""
+SELECT {_ORDER_COLUMNS} FROM shop_orders o WHERE o.bot_id = $1 AND o.id = $2 FOR UPDATE
+"""
+ORDER_BOT = "SELECT bot_id FROM shop_orders WHERE id = $1"
 # A page of orders, newest first: one bot or all ($1 NULL), one state or all ($2 NULL),
 # before an id ($3 NULL: from the newest).
 ORDERS = f"""
@@ -234,11 +240,11 @@ SET status = $2, reason = $3, coin = $4, amount = $5, from_address = $6, to_addr
     decided_at = now()
 WHERE id = $1 AND status = 'checking'
 """
-# The clock's work.
+# The clock's work: the orders due, each with its bot (for the lock).
 # An order expires at its deadline; a hash still being checked holds it a little longer, never
 # more than $1 seconds (the wait for an unconfirmed hash, and a margin).
 TO_EXPIRE = """
-SELECT id FROM shop_orders o
+SELECT id, bot_id FROM shop_orders o
 WHERE (state = 'awaiting_payment' AND expires_at < now()
        OR state = 'partly_paid' AND due_at < now())
   AND (NOT EXISTS (SELECT 1 FROM shop_payments p
@@ -247,13 +253,13 @@ WHERE (state = 'awaiting_payment' AND expires_at < now()
 ORDER BY id LIMIT 100
 """
 TO_REMIND = """
-SELECT id FROM shop_orders
+SELECT id, bot_id FROM shop_orders
 WHERE state = 'partly_paid' AND reminded < 2 AND due_at - interval '24 hours' <= now()
 ORDER BY id LIMIT 100
 """
 # Orders waiting for payment in TRX at a rate locked too long ago ($1 seconds): re-quoted.
 TO_REQUOTE = """
-SELECT id FROM shop_orders
+SELECT id, bot_id FROM shop_orders
 WHERE state IN ('awaiting_payment', 'partly_paid') AND accept_trx AND usdt_per_trx IS NOT NULL
   AND rate_at < now() - make_interval(secs => $1)
 ORDER BY id LIMIT 50

@@ -29,7 +29,7 @@ from sponsorbot.db.pool import on_citus
 from sponsorbot.features.errors import FeatureError
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.fulfil import Fulfilment
-from sponsorbot.features.shop.ledger import enqueue, log_step
+from sponsorbot.features.shop.ledger import enqueue, lock_order, log_step
 from sponsorbot.features.shop.rules import PAYABLE, RATE_KEPT, can, reminders_due, show
 from sponsorbot.features.shop.service import ShopService
 from sponsorbot.features.texts import render
@@ -303,13 +303,13 @@ class ShopRunner:
     async def clock(self) -> None:
         """Expire, remind, start and finish, in that order; one order's trouble stops no other."""
         now = self.shop.clock()
-        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_EXPIRE, EXPIRY_GRACE_S)]:
-            await self._each("expire", order_id, self._expire(order_id, now))
-        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REMIND)]:
-            await self._each("remind", order_id, self._remind(order_id, now))
+        for row in await self.pool.fetch(queries.TO_EXPIRE, EXPIRY_GRACE_S):
+            await self._each("expire", row["id"], self._expire(row["bot_id"], row["id"], now))
+        for row in await self.pool.fetch(queries.TO_REMIND):
+            await self._each("remind", row["id"], self._remind(row["bot_id"], row["id"], now))
         kept = RATE_KEPT.total_seconds()
-        for order_id in [r["id"] for r in await self.pool.fetch(queries.TO_REQUOTE, kept)]:
-            await self._each("re-quote", order_id, self._requote(order_id, now))
+        for row in await self.pool.fetch(queries.TO_REQUOTE, kept):
+            await self._each("re-quote", row["id"], self._requote(row["bot_id"], row["id"], now))
         to_start = queries.TO_START_CITUS if self.citus else queries.TO_START
         for row in await self.pool.fetch(to_start):
             await self._each("start", row["id"], self._start(row["id"], row["start_tries"], now))
@@ -329,9 +329,9 @@ class ShopRunner:
             # Made but never sent (a worker died between the two): send it now.
             await self.fulfil.resume(row["bot_id"], row["broadcast_id"])
 
-    async def _expire(self, order_id: int, now: datetime) -> None:
+    async def _expire(self, bot_id: int, order_id: int, now: datetime) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
-            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            order = await lock_order(conn, order_id, bot_id)
             if order is None or not can("expire", order["state"]) or _deadline(order) > now:
                 return
             texts = (await self.shop.config.get(order["bot_id"])).texts
@@ -346,9 +346,9 @@ class ShopRunner:
             await enqueue(conn, order["bot_id"], [out])
         self.shop.wake(order["bot_id"])
 
-    async def _remind(self, order_id: int, now: datetime) -> None:
+    async def _remind(self, bot_id: int, order_id: int, now: datetime) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
-            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            order = await lock_order(conn, order_id, bot_id)
             if order is None or order["state"] != "partly_paid" or order["due_at"] is None:
                 return
             due = reminders_due(order["due_at"], order["reminded"], now)
@@ -362,7 +362,7 @@ class ShopRunner:
             )
         self.shop.wake(order["bot_id"])
 
-    async def _requote(self, order_id: int, now: datetime) -> None:
+    async def _requote(self, bot_id: int, order_id: int, now: datetime) -> None:
         """A TRX rate older than a day is quoted again, and the advertiser told the new TRX
         amount; without a quote nothing changes and it is tried again next round."""
         try:
@@ -371,7 +371,7 @@ class ShopRunner:
             log.warning("order %s: the TRX rate could not be quoted again: %s", order_id, exc)
             return
         async with self.pool.acquire() as conn, conn.transaction():
-            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            order = await lock_order(conn, order_id, bot_id)
             if order is None or order["state"] not in PAYABLE or order["usdt_per_trx"] is None:
                 return
             texts = (await self.shop.config.get(order["bot_id"])).texts

@@ -28,7 +28,7 @@ from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import ledger, notices, queries
-from sponsorbot.features.shop.ledger import enqueue, log_step
+from sponsorbot.features.shop.ledger import enqueue, lock_order, log_step
 from sponsorbot.features.shop.rules import (
     KINDS,
     PAYMENT_STATUSES,
@@ -453,7 +453,7 @@ class ShopService(OwnerService):
         return (await self.config.get(bot_id)).texts
 
     async def _locked(self, conn: asyncpg.Connection, order_id: int, move: str) -> asyncpg.Record:
-        row = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+        row = await lock_order(conn, order_id)
         if row is None:
             raise NotFound("no such order")
         if not can(move, row["state"]):
@@ -631,7 +631,7 @@ class ShopService(OwnerService):
         except HashError as exc:
             raise Invalid(str(exc), code="tx_hash") from None
         async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            row = await lock_order(conn, order_id)
             if row is None:
                 raise NotFound("no such order")
             if row["state"] not in ("awaiting_payment", "partly_paid"):
@@ -684,7 +684,7 @@ class ShopService(OwnerService):
                 raise Conflict(
                     f"this transfer is {transfer['state']}, not waiting", code="transfer_state"
                 )
-            order = await conn.fetchrow(queries.ORDER_FOR_UPDATE, order_id)
+            order = await lock_order(conn, order_id)
             if order is None:
                 raise NotFound("no such order")
             if (order["network"], order["address"]) != (
