@@ -280,6 +280,7 @@ TIER = (
     _BROADCASTS + "test_a_paid_broadcast_goes_past_the_free_limit",
     _BROADCASTS + "test_visitors_are_answered_before_the_queued_broadcast",
     _BROADCASTS + "test_the_audience_filters_choose_who_gets_it",
+    _BROADCASTS + "test_the_campaign_filter_chooses_who_joined_through_its_gate",
     "tests/integration/test_events_month_made.py",
     "tests/integration/test_backup_citus.py",
 )

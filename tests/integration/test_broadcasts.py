@@ -236,6 +236,36 @@ async def test_the_audience_filters_choose_who_gets_it(
             await service.audience_count(bot_id, Audience(language="de"))
 
 
+CAMPAIGN = """
+INSERT INTO campaigns (name, chat_id, chat_title, created_by)
+VALUES ('Spring', -1009, 'Spring channel', 'test') RETURNING id
+"""
+# Joined through the campaign's gate ($3, when NULL the join came from outside the gate).
+MEMBER = """
+INSERT INTO campaign_members (campaign_id, user_id, bot_id, gate_joined_at, outside_at)
+SELECT $1, u, $2, CASE WHEN $3 THEN now() END, CASE WHEN $3 THEN NULL ELSE now() END
+FROM unnest($4::bigint[]) u
+"""
+
+
+async def test_the_campaign_filter_chooses_who_joined_through_its_gate(
+    pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
+) -> None:
+    async with audience(pool, db_dsn, tmp_path, 10) as a:
+        service, bot_id = a.features.broadcasts, a.bot["id"]
+        campaign = await pool.fetchval(CAMPAIGN)
+        other = await pool.fetchval(CAMPAIGN)
+        await pool.execute(MEMBER, campaign, bot_id, True, a.people[:4])
+        await pool.execute(MEMBER, campaign, None, False, a.people[4:6])
+        await pool.execute(MEMBER, other, bot_id, True, a.people[6:8])
+        joined = Audience(campaign_id=campaign)
+        assert await service.audience_count(bot_id, joined) == 4
+        assert await service.audience_count(bot_id, Audience(campaign_id=other)) == 2
+        done = await a.finished((await a.broadcast(audience=joined))["id"])
+        assert (done["recipients"], done["sent"]) == (4, 4)
+        assert set(await a.deliveries()) == set(a.people[:4])
+
+
 async def test_a_paid_broadcast_goes_past_the_free_limit(
     pool: asyncpg.Pool, db_dsn: str, tmp_path: Path
 ) -> None:
