@@ -311,15 +311,12 @@ SELECT count(*) FROM events
 WHERE bot_id = $1 AND kind = 'content_sent' AND at >= $2 AND at < $3
 """
 
-# Transfers, with the orders whose advertisers sent their hash (the claims).
+# Transfers, and apart the orders whose advertisers sent their hash (the claims): Citus cannot
+# run a subquery over shop_payments (distributed) per row of shop_transfers (a reference table).
 _TRANSFER = """
 SELECT t.id, t.network, t.tx_hash, t.coin, t.amount, t.from_address, t.to_address, t.block_time,
        t.state, t.reason, t.order_bot_id, t.order_id, t.credited_usdt, t.matched_by, t.seen_at,
-       t.decided_at, t.decided_by, t.note,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object(
-                    'order_id', p.order_id, 'bot_id', p.bot_id, 'status', p.status,
-                    'reason', p.reason, 'submitted_at', p.submitted_at) ORDER BY p.id)
-                 FROM shop_payments p WHERE p.tx_hash = t.tx_hash), '[]') AS claims
+       t.decided_at, t.decided_by, t.note
 FROM shop_transfers t
 """
 TRANSFERS = (
@@ -331,6 +328,13 @@ LIMIT $3
 """
 )
 TRANSFER = _TRANSFER + "WHERE t.id = $1"
+CLAIMS = """
+SELECT p.tx_hash, jsonb_build_object('order_id', p.order_id, 'bot_id', p.bot_id,
+                                     'status', p.status, 'reason', p.reason,
+                                     'submitted_at', p.submitted_at) AS claim
+FROM shop_payments p WHERE p.tx_hash = ANY ($1::text[])
+ORDER BY p.id
+"""
 RETURN_TRANSFER = """
 UPDATE shop_transfers SET state = 'returned', note = $2, decided_by = $3, decided_at = now()
 WHERE id = $1 AND state = 'unattributed'

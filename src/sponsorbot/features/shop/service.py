@@ -192,9 +192,9 @@ def payment_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def transfer_out(row: Mapping[str, Any]) -> dict[str, Any]:
+def transfer_out(row: Mapping[str, Any], claims: list[Mapping[str, Any]]) -> dict[str, Any]:
     """A transfer as the panel and the API show it: a payment's fields, and its claims."""
-    return {**payment_out(row), "claims": [dict(c) for c in (row.get("claims") or [])]}
+    return {**payment_out(row), "claims": [dict(c) for c in claims]}
 
 
 class ShopService(OwnerService):
@@ -663,7 +663,7 @@ class ShopService(OwnerService):
             raise Invalid(f"a transfer is {', '.join(TRANSFER_STATES)}", code="transfer_state")
         limit = max(1, min(limit, 200))
         rows = await self.pool.fetch(queries.TRANSFERS, state, before, limit + 1)
-        items = [transfer_out(r) for r in rows[:limit]]
+        items = await self._with_claims(rows[:limit])
         return {"items": items, "next_before": items[-1]["id"] if len(rows) > limit else None}
 
     async def transfer(self, transfer_id: int) -> dict[str, Any]:
@@ -671,7 +671,15 @@ class ShopService(OwnerService):
         row = await self.pool.fetchrow(queries.TRANSFER, transfer_id)
         if row is None:
             raise NotFound("no such transfer")
-        return transfer_out(row)
+        return (await self._with_claims([row]))[0]
+
+    async def _with_claims(self, rows: list[asyncpg.Record]) -> list[dict[str, Any]]:
+        """The transfers as shown, each with its claims (read in one statement for all)."""
+        claims: dict[str, list[Mapping[str, Any]]] = {r["tx_hash"]: [] for r in rows}
+        if rows:
+            for c in await self.pool.fetch(queries.CLAIMS, list(claims)):
+                claims[c["tx_hash"]].append(c["claim"])
+        return [transfer_out(r, claims[r["tx_hash"]]) for r in rows]
 
     async def assign_transfer(self, transfer_id: int, order_id: int, actor: str) -> dict[str, Any]:
         """Credit a transfer that waits for the owner to an order of the same address (a part
