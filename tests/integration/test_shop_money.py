@@ -311,8 +311,9 @@ async def test_runners_racing_on_one_database_credit_each_transfer_once(
     assert {r["tx_hash"] for r in held} == {tx["hash"] for tx in stray}
     for order in orders:
         row = await pool.fetchrow(
-            "SELECT paid_usdt, (SELECT count(*) FROM shop_order_log l WHERE l.order_id = o.id"
-            " AND l.kind = 'started') AS starts FROM shop_orders o WHERE id = $1",
+            "SELECT paid_usdt, (SELECT count(*) FROM shop_order_log l WHERE l.bot_id = o.bot_id"
+            " AND l.order_id = o.id AND l.kind = 'started') AS starts FROM shop_orders o"
+            " WHERE id = $1",
             order["id"],
         )
         assert row["paid_usdt"] == Decimal(order["due_usdt"]) and row["starts"] == 1
