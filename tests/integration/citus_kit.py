@@ -288,11 +288,12 @@ TIER = (
     "tests/integration/test_events_month_made.py",
     "tests/integration/test_backup_citus.py",
     # Of the shop's and the team alerts' modules, which all passed on the cluster (2026-12-05),
-    # an order's whole life, the racing runners' once-per-hash, the clock's expiry, a team
-    # member's approve button and the digest; the rest is left out for CI's time.
+    # an order's whole life, the racing runners' once-per-hash, the clock's expiry and re-quote,
+    # a team member's approve button and the digest; the rest is left out for CI's time.
     _SHOP + "test_an_order_is_booked_approved_paid_in_two_parts_and_its_campaign_runs",
+    _SHOP + "test_over_payments_expiry_and_a_hash_nobody_knows",
     _SHOP_MONEY + "test_runners_racing_on_one_database_credit_each_transfer_once",
-    _SHOP_MONEY + "test_an_order_with_a_hash_in_check_still_expires_in_bounded_time",
+    _SHOP_MONEY + "test_a_trx_rate_is_kept_a_day_then_quoted_again",
     _ALERTS + "test_a_new_order_reaches_the_linked_team_and_approve_acts_as_the_member",
     _ALERT_KINDS + "test_the_digest_compares_yesterday_with_the_day_before_once_a_day",
 )
