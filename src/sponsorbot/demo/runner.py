@@ -225,13 +225,8 @@ class Demo:
                 # the bot any moment after, is not among the finished broadcast's recipients.
                 await broadcasts.block_late(pool, self.sim, made)
                 log.info("broadcasts sent after %.1f s", time.monotonic() - began)
-                if self.options.citus:
-                    # The shop's orders are locked by id alone, which Citus refuses across
-                    # shards (docs/scaling.md): the demo on a cluster has no shop yet.
-                    self.say("no shop on a Citus cluster yet (docs/scaling.md)")
-                else:
-                    await shop.create(api, pool, self.sim, bots[0], now)
-                    log.info("shop set up after %.1f s", time.monotonic() - began)
+                await shop.create(api, pool, self.sim, bots[0], now)
+                log.info("shop set up after %.1f s", time.monotonic() - began)
             await setup.link_owner(pool, self.sim, world.owner_user, bots[0].sim.plan.username)
         finally:
             await api.close()

@@ -11,7 +11,8 @@ transactions never wait on each other in a circle).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -114,6 +115,23 @@ async def enqueue(conn: asyncpg.Connection, bot_id: int, out: list[QueuedCall]) 
     """Queue messages in the caller's transaction (they go if and when it commits)."""
     if out:
         await conn.execute(ENQUEUE, bot_id, None, *call_arrays(out))
+
+
+# An order's steps write by its id alone in places (the timeline, a state), which on Citus go to
+# every shard of the order tables. In Citus's default parallel mode such a write uses several
+# connections per node, and a later statement of the same transaction that reads those shards
+# again is refused ("placements that were modified over multiple connections"). Sequential
+# mode keeps one connection per node. On one server the setting is a placeholder that nothing
+# reads.
+SEQUENTIAL = "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"
+
+
+@asynccontextmanager
+async def transaction(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection in a transaction for an order's steps (safe on Citus, SEQUENTIAL)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(SEQUENTIAL)
+        yield conn
 
 
 async def log_step(

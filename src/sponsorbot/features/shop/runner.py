@@ -186,7 +186,7 @@ class ShopRunner:
     ) -> None:
         texts = (await self.shop.config.get(payment["bot_id"])).texts
         woken = {payment["bot_id"]}
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             claim = await conn.fetchrow(queries.PAYMENT_LOCK, payment["id"], payment["bot_id"])
             if claim is None or claim["status"] != "checking":
                 return  # another worker settled it meanwhile
@@ -330,7 +330,7 @@ class ShopRunner:
             await self.fulfil.resume(row["bot_id"], row["broadcast_id"])
 
     async def _expire(self, bot_id: int, order_id: int, now: datetime) -> None:
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             order = await lock_order(conn, order_id, bot_id)
             if order is None or not can("expire", order["state"]) or _deadline(order) > now:
                 return
@@ -347,7 +347,7 @@ class ShopRunner:
         self.shop.wake(order["bot_id"])
 
     async def _remind(self, bot_id: int, order_id: int, now: datetime) -> None:
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             order = await lock_order(conn, order_id, bot_id)
             if order is None or order["state"] != "partly_paid" or order["due_at"] is None:
                 return
@@ -370,7 +370,7 @@ class ShopRunner:
         except PriceUnavailable as exc:
             log.warning("order %s: the TRX rate could not be quoted again: %s", order_id, exc)
             return
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             order = await lock_order(conn, order_id, bot_id)
             if order is None or order["state"] not in PAYABLE or order["usdt_per_trx"] is None:
                 return
@@ -393,7 +393,7 @@ class ShopRunner:
             made = await self.fulfil.start(order, now)
         except (FeatureError, TelegramError) as exc:
             message = exc.message if isinstance(exc, FeatureError) else exc.description
-            async with self.pool.acquire() as conn, conn.transaction():
+            async with ledger.transaction(self.pool) as conn:
                 await conn.execute(queries.START_LATER, order_id, now + start_backoff(tries))
                 # The first tries, then one line a day: enough for the owner to see why.
                 if tries <= 3 or tries % 24 == 0:
@@ -403,7 +403,7 @@ class ShopRunner:
             log.warning("order %s: the ad did not start: %s", order_id, message)
             return
         texts = (await self.shop.config.get(order["bot_id"])).texts
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             done = await conn.execute(
                 queries.STARTED, order_id, now, made.campaign_id, made.broadcast_id, made.ends_at
             )
@@ -427,7 +427,7 @@ class ShopRunner:
             return
         report = await self.fulfil.report(order, now)
         texts = (await self.shop.config.get(order["bot_id"])).texts
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             done = await conn.execute(queries.COMPLETED, order_id, now, report)
             if done.endswith(" 0"):
                 return

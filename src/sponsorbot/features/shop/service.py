@@ -390,7 +390,7 @@ class ShopService(OwnerService):
 
     async def delete_product(self, bot_id: int, product_id: int) -> None:
         """Remove a product (its orders stay, with what they were sold as)."""
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             await conn.execute(queries.DETACH_PRODUCT, bot_id, product_id)
             done = await conn.execute(queries.DELETE_PRODUCT, bot_id, product_id)
         if done.endswith(" 0"):
@@ -489,7 +489,7 @@ class ShopService(OwnerService):
         now = self.clock()
         expires = now + timedelta(hours=shop["pay_within_h"])
         texts = await self._texts(row["bot_id"])
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             row = await self._locked(conn, order_id, "approve")
             await conn.execute(
                 queries.APPROVE,
@@ -615,7 +615,7 @@ class ShopService(OwnerService):
         **values: Any,
     ) -> asyncpg.Record:
         """Move the order, log the step and tell the advertiser (`key`), in one commit."""
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             row = await self._locked(conn, order_id, move)
             texts = await self._texts(row["bot_id"])
             await conn.execute(queries.SET_STATE, order_id, to, note)
@@ -630,7 +630,7 @@ class ShopService(OwnerService):
             tx_hash = parse_hash(text)
         except HashError as exc:
             raise Invalid(str(exc), code="tx_hash") from None
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             row = await lock_order(conn, order_id)
             if row is None:
                 raise NotFound("no such order")
@@ -684,7 +684,7 @@ class ShopService(OwnerService):
     async def assign_transfer(self, transfer_id: int, order_id: int, actor: str) -> dict[str, Any]:
         """Credit a transfer that waits for the owner to an order of the same address (a part
         payment, an over-payment, an amount two orders shared)."""
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             transfer = await conn.fetchrow(ledger.LOCK_BY_ID, transfer_id)
             if transfer is None:
                 raise NotFound("no such transfer")
@@ -725,7 +725,7 @@ class ShopService(OwnerService):
         row = await self.pool.fetchrow(queries.PAYMENT_BY_ID, payment_id)
         if row is None:
             raise NotFound("no such payment")
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             done = await conn.fetchval(queries.REQUEUE, row["bot_id"], payment_id)
             if done is None:
                 raise Conflict("only a turned-down hash can be checked again", code="payment")

@@ -136,7 +136,7 @@ class ShopWatcher:
         """Record the transfer and credit it if it is some open order's exact amount; any other
         waits for the owner on the Transfers page, as a sent hash's would."""
         woken: set[int] = set()
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with ledger.transaction(self.pool) as conn:
             transfer = await ledger.record(conn, network.value, tx_hash, verdict)
             if transfer["state"] != "unattributed" or transfer["reason"] is not None:
                 return  # decided already, or held for the owner already
