@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import aiohttp
 import typer
+from pydantic import ValidationError
 
 from sponsorbot import __version__
 from sponsorbot.config import Role, Settings, SettingsError, TronNetwork, load_settings
@@ -393,6 +394,30 @@ def demo(
         raise _fail(f"the demo could not start: {exc}", 1) from None
 
 
+# What the load test sets itself for the processes it starts.
+_LOADTEST_OWN = frozenset(
+    {"data_dir", "telegram_api", "host", "port", "public_url", "database_url"}
+)
+
+
+def _run_settings(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--set NAME=VALUE` pairs, each checked as the product would read it."""
+    chosen = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in Settings.model_fields:
+            raise _fail(f"--set {pair!r}: not NAME=VALUE with NAME a setting's name", 2)
+        if name in _LOADTEST_OWN:
+            raise _fail(f"--set {name}: the load test sets it itself", 2)
+        try:
+            Settings.model_validate({name: value})
+        except ValidationError as exc:
+            raise _fail(f"--set {name}: {exc.errors()[0]['msg']}", 2) from None
+        chosen.append((name, value))
+    return tuple(chosen)
+
+
 @app.command()
 def loadtest(
     bots: Annotated[int, typer.Option(min=1, max=200, help="Bots to set up.")] = 10,
@@ -472,6 +497,16 @@ def loadtest(
             "the CPU of every node is counted.",
         ),
     ] = 0,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="NAME=VALUE",
+            help="A product setting for this run, by its name in the settings (for example "
+            "worker_claim_gather_ms=30); repeatable. Api and workers get no SPONSORBOT_ "
+            "variable of the caller's.",
+        ),
+    ] = None,
 ) -> None:
     """Start simulator, api and workers as processes, send visitors, report rates and latency."""
     from sponsorbot.loadtest.options import Options
@@ -483,6 +518,9 @@ def loadtest(
     configure_logging("text", "WARNING")
     if peer is not None and statements:
         raise _fail("--statements counts the product's database statements; a peer has none", 2)
+    chosen = _run_settings(setting or [])
+    if peer is not None and chosen:
+        raise _fail("--set chooses the product's settings; a peer has none", 2)
     options = Options(
         bots,
         rate,
@@ -498,6 +536,7 @@ def loadtest(
         broadcast=broadcast,
         peer=peer,
         statements=statements,
+        settings=chosen,
     )
     figures: dict[str, object] = {}
 
@@ -531,6 +570,8 @@ def loadtest(
         setup += f", broadcast to {broadcast:,} per bot"
     if citus:
         setup += f", Citus: a coordinator and {citus} workers"
+    if chosen:
+        setup += ", " + ", ".join(f"{name}={value}" for name, value in chosen)
     typer.echo(table(setup, figures))
     if json_path is not None:
         write_json(json_path, figures)

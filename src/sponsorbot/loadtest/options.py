@@ -29,3 +29,6 @@ class Options:
     # and each node's (name, data dir), for their CPU; empty for the embedded server.
     citus_url: str | None = None
     citus_nodes: tuple[tuple[str, str], ...] = ()
+    # Product settings for this run (`--set NAME=VALUE`, a field of config.Settings): the
+    # runner passes them to api and workers, which otherwise get none of the caller's.
+    settings: tuple[tuple[str, str], ...] = ()

@@ -74,6 +74,8 @@ def _environment(
         SPONSORBOT_PUBLIC_URL=f"http://127.0.0.1:{api_port}",
         SPONSORBOT_LOG_LEVEL="WARNING",
     )
+    for name, value in options.settings:
+        env[f"SPONSORBOT_{name.upper()}"] = value
     if options.worker_slots is not None:
         # Pinned: the count does not adapt, as before it could.
         env["SPONSORBOT_WORKER_SLOTS"] = str(options.worker_slots)
