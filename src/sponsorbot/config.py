@@ -111,13 +111,15 @@ class Settings(BaseSettings):
     worker_slots_max: int = Field(default=512, ge=1, le=4096)
     # How long a finished update's done mark waits for others to commit with it in one round
     # trip and one WAL flush (engine/commits.py); 0: only those finished in the same instant.
-    worker_commit_gather_ms: float = Field(default=2.0, ge=0, le=100)
     # The same trade for the two other statements every update costs: how long the webhook
     # intake gathers updates into one insert (engine/gathered.py), and how long a woken worker
     # lets updates gather before it claims (engine/worker.py). Longer: fewer transactions and
-    # less CPU per update at the price of that many milliseconds of answer time.
-    intake_gather_ms: float = Field(default=5.0, ge=0, le=100)
-    worker_claim_gather_ms: float = Field(default=10.0, ge=0, le=200)
+    # less CPU per update, at the price of up to that many milliseconds of answer time. The
+    # defaults add about 50 ms at the median and cut the CPU per visitor by a quarter (ADR
+    # 0024, docs/load-test.md round six).
+    worker_commit_gather_ms: float = Field(default=20.0, ge=0, le=100)
+    intake_gather_ms: float = Field(default=25.0, ge=0, le=100)
+    worker_claim_gather_ms: float = Field(default=50.0, ge=0, le=200)
     lock_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=8, ge=1, le=100)
     retry_for_h: float = Field(default=24.0, gt=0, le=24 * 30)

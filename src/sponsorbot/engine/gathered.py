@@ -23,8 +23,8 @@ from sponsorbot.engine.inbox import INSERTS, REUSE
 from sponsorbot.engine.notify import CHANNEL
 from sponsorbot.engine.updates import Classified
 
-# Long enough to gather a few updates at a couple of hundred a second, short beside the
-# ~0.1 s a visitor waits for the answer anyway (the default of SPONSORBOT_INTAKE_GATHER_MS).
+# The engine's own window, for tools and tests: short, a few updates at a couple of hundred a
+# second. The product's is SPONSORBOT_INTAKE_GATHER_MS (config.py, longer: ADR 0024).
 GATHER_S = 0.005
 # A batch this big goes at once, without waiting out the rest of the window.
 MAX_BATCH = 256

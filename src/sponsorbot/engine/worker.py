@@ -33,9 +33,10 @@ log = logging.getLogger(__name__)
 INBOX = "inbox"
 # How often the event loop's lag is sampled.
 LAG_EVERY_S = 0.1
-# Woken with nothing known to wait, a worker lets updates gather this long before claiming
-# (the default of SPONSORBOT_WORKER_CLAIM_GATHER_MS): a claim costs the database about the same
-# for one row as for ten, and the api wakes the workers for every few updates it stores.
+# Woken with nothing known to wait, a worker lets updates gather this long before claiming: a
+# claim costs the database about the same for one row as for ten, and the api wakes the
+# workers for every few updates it stores. The product's is SPONSORBOT_WORKER_CLAIM_GATHER_MS
+# (config.py, longer: ADR 0024); this one is the engine's own, for tools and tests.
 CLAIM_GATHER_S = 0.01
 
 
