@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import math
 import time
 from collections.abc import Sequence
 
@@ -319,39 +318,3 @@ def test_property_background_sends_leave_the_headroom(
             heapq.heappush(queue, (now + wait, seq, chat, bg))
     assert len(sends) == len(requests)
     assert _max_in_any_window(sends) <= per_bot
-
-
-def test_background_leaves_more_room_while_replies_go_out() -> None:
-    clock = FakeClock()
-    lim = RateLimiter(per_bot=25, per_chat=3, clock=clock)
-    assert lim.headroom_for(1) == 1  # no replies: one slot, as before
-    for chat in range(9):
-        assert lim.reserve(chat) == 0.0
-        clock.now += 0.01
-    assert lim.headroom_for(1) == 6  # nine replies in the window: 2 * 3
-    # Background sends do not count towards it.
-    for chat in range(100, 105):
-        assert lim.reserve(chat, headroom=6) == 0.0
-    assert lim.headroom_for(1) == 6
-    # With 19 sends in the window, a background send waits while a reply still goes.
-    for chat in range(200, 205):
-        assert lim.reserve(chat, headroom=6) == 0.0
-    assert lim.reserve(300, headroom=lim.headroom_for(1)) > 0
-    assert lim.reserve(301) == 0.0
-    # The replies leave the window, and so does the extra room.
-    clock.now += 1.0
-    assert lim.headroom_for(1) == 1
-
-
-@settings(max_examples=examples(200), deadline=None)
-@given(times=st.lists(st.integers(0, 4 * 256).map(lambda k: k / 256), max_size=60))
-def test_property_the_headroom_follows_the_replies_in_the_window(times: list[float]) -> None:
-    clock = FakeClock(0.0)
-    lim = RateLimiter(per_bot=1000, per_chat=1000, window_s=WINDOW, clock=clock)
-    sent: list[float] = []
-    for at in sorted(times):
-        clock.now = at
-        assert lim.reserve(0) == 0.0
-        sent.append(at)
-        inside = sum(1 for s in sent if at - s < WINDOW)
-        assert lim.headroom_for(1) == max(1, math.ceil(2 * math.sqrt(inside)))

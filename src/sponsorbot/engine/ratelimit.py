@@ -14,7 +14,6 @@ Only stdlib imports here: the import-linter contract keeps this module free of p
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -49,8 +48,6 @@ class RateLimiter:
         self._clock = clock
         # Bot-wide log: send times inside the window, oldest first; never longer than per_bot.
         self._bot_log: deque[float] = deque()
-        # The sends among them that left no headroom (replies), for `headroom_for`.
-        self._first_log: deque[float] = deque()
         # Per-chat logs, ordered by each chat's latest send so idle chats sit at the front
         # and can be dropped in amortised O(1) (memory stays bounded by recent activity).
         self._chat_logs: OrderedDict[ChatKey, deque[float]] = OrderedDict()
@@ -71,8 +68,6 @@ class RateLimiter:
         if wait > 0:
             return wait
         self._bot_log.append(now)
-        if headroom == 0:
-            self._first_log.append(now)
         chat_log = self._chat_logs.get(chat_id)
         if chat_log is None:
             chat_log = self._chat_logs[chat_id] = deque()
@@ -116,15 +111,6 @@ class RateLimiter:
             raise ValueError("seconds must not be negative")
         self._paused_until = max(self._paused_until, self._now(now) + seconds)
 
-    def headroom_for(self, least: int, now: float | None = None) -> int:
-        """The slots background work should leave free: at least `least`, and twice the
-        spread of the replies' count in a window (the square root of that count, as for
-        arrivals at random), so that a burst of replies above their recent rate finds room
-        instead of waiting for a background send to leave the window."""
-        now = self._now(now)
-        self._prune(now)
-        return max(least, math.ceil(2 * math.sqrt(len(self._first_log))))
-
     def room(self, headroom: int = 0, now: float | None = None) -> int:
         """How many sends to distinct fresh chats the bot may make now, leaving ``headroom``."""
         now = self._now(now)
@@ -151,9 +137,6 @@ class RateLimiter:
         bot_log = self._bot_log
         while bot_log and now - bot_log[0] >= window:
             bot_log.popleft()
-        first_log = self._first_log
-        while first_log and now - first_log[0] >= window:
-            first_log.popleft()
         chats = self._chat_logs
         while chats:
             chat_id, chat_log = next(iter(chats.items()))

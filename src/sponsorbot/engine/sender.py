@@ -54,10 +54,9 @@ REFS_KEPT = 50_000
 # either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
 # Background sending: rows are claimed a few at a time (a fifth of a second's worth, so a pause
-# takes back all but those), sent as the limiter frees slots, leaving slots of the bot's limit
-# for replies (at least one, more while replies go out: RateLimiter.headroom_for), and paced
-# over fifths of a second so that a start or a pause's end is no burst that would make replies
-# wait. Paid broadcasts (allow_paid_broadcast) have their own limit.
+# takes back all but those), sent as the limiter frees slots, leaving one slot of the bot's limit
+# for replies, and paced over fifths of a second so that a start or a pause's end is no burst
+# that would make replies wait. Paid broadcasts (allow_paid_broadcast) have their own limit.
 BG_SLICE_S = 0.2
 BG_HEADROOM = 1
 BG_IN_FLIGHT = 64
@@ -431,7 +430,7 @@ class Sender(BotJob):
             row = claimed[0]
             paid = bool(row.params.get("allow_paid_broadcast"))
             limiter, pace = (self.paid_limiter if paid else self.limiter), self._paces[paid]
-            headroom = 0 if paid else limiter.headroom_for(BG_HEADROOM)
+            headroom = 0 if paid else BG_HEADROOM
             wait = max(limiter.wait(row.chat_id, headroom=headroom), pace.wait(0))
             if wait > 0:
                 await asyncio.sleep(wait)
