@@ -54,11 +54,15 @@ REFS_KEPT = 50_000
 # either order, are recognised by these (and by the ids still in hand).
 DONE_KEPT = 20_000
 # Background sending: rows are claimed a few at a time (a fifth of a second's worth, so a pause
-# takes back all but those), sent as the limiter frees slots, leaving one slot of the bot's limit
-# for replies, and paced over fifths of a second so that a start or a pause's end is no burst
-# that would make replies wait. Paid broadcasts (allow_paid_broadcast) have their own limit.
+# takes back all but those), sent as the limiter frees slots, and paced over fifths of a second
+# so that a start or a pause's end is no burst that would make replies wait. Background sends
+# stop while a fifth of the bot's limit is in use, which leaves that fifth to replies and keeps
+# the bot's whole rate that far below the limit: a stall anywhere between us and Telegram then
+# bunches sends into one of Telegram's seconds without a 429 (a 429 on a reply holds every
+# visitor of the bot for a second or more). Paid broadcasts (allow_paid_broadcast) have their
+# own limit.
 BG_SLICE_S = 0.2
-BG_HEADROOM = 1
+BG_ROOM = 0.2
 BG_IN_FLIGHT = 64
 PAID_PER_S = 1000
 # The error of a row given up after network errors or 5xx for the whole retry time; a re-drive
@@ -201,9 +205,10 @@ class Sender(BotJob):
         self._done_lately: OrderedDict[int, None] = OrderedDict()
         self.handed = 0
         self.paid_limiter = RateLimiter(PAID_PER_S, limiter.per_chat, limiter.window_s)
+        self._bg_headroom = max(1, round(limiter.per_bot * BG_ROOM))
         self._paces = {
             paid: RateLimiter(max(1, round(rate * BG_SLICE_S)), PAID_PER_S, BG_SLICE_S)
-            for paid, rate in ((False, limiter.per_bot - BG_HEADROOM), (True, PAID_PER_S))
+            for paid, rate in ((False, limiter.per_bot - self._bg_headroom), (True, PAID_PER_S))
         }
         self._bg_tasks: set[asyncio.Task[None]] = set()
         self._bg_unsent: set[int] = set()  # claimed, not yet handed to Telegram
@@ -430,7 +435,7 @@ class Sender(BotJob):
             row = claimed[0]
             paid = bool(row.params.get("allow_paid_broadcast"))
             limiter, pace = (self.paid_limiter if paid else self.limiter), self._paces[paid]
-            headroom = 0 if paid else BG_HEADROOM
+            headroom = 0 if paid else self._bg_headroom
             wait = max(limiter.wait(row.chat_id, headroom=headroom), pace.wait(0))
             if wait > 0:
                 await asyncio.sleep(wait)
