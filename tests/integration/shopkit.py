@@ -15,6 +15,7 @@ import asyncpg
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.shop.buttons import AdSubmit
+from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine, tron_urls
@@ -69,7 +70,7 @@ class Shop:
         user = await self.tg.sim.create_user("Ada", language_code=language)
         return int(user["id"])
 
-    async def approved_banner(self, price: str | None = None) -> tuple[int, dict[str, Any]]:
+    async def approved_banner(self, price: str | None = None) -> tuple[int, Order]:
         """An advertiser who booked the Banner, and her order as the owner approved it (with
         the simulator's TRX price set to `price` just before, when given)."""
         ada = await self.advertiser()
@@ -114,7 +115,7 @@ class Shop:
                     return
         raise AssertionError(f"no button {label_part!r} in {message.get('buttons')}")
 
-    async def order_of(self, user: int) -> dict[str, Any]:
+    async def order_of(self, user: int) -> Order:
         """The advertiser's latest order, once there is one."""
         found: list[int] = []
 
@@ -128,7 +129,7 @@ class Shop:
         await eventually(made)
         return await self.features.shop.order(found[0])
 
-    async def state_of(self, order_id: int, state: str, timeout: float = 20.0) -> dict[str, Any]:
+    async def state_of(self, order_id: int, state: str, timeout: float = 20.0) -> Order:
         """Wait until the order is in `state`."""
 
         async def there() -> bool:
@@ -159,7 +160,7 @@ class Shop:
         await self.say(user, material)
         return await self.next_message(user, before, check)
 
-    async def book(self, user: int, product_title: str, material: str) -> dict[str, Any]:
+    async def book(self, user: int, product_title: str, material: str) -> Order:
         """The whole dialogue: /advertise, the product, the material, submit."""
         summary = await self.offer(user, product_title, material, is_summary)
         before = len(await self.messages(user))

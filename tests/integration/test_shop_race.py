@@ -17,6 +17,7 @@ import pytest
 
 from sponsorbot.features.all import install
 from sponsorbot.features.shop.fulfil import maker
+from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.deps import Services
 from tests.integration.shopkit import add_order
@@ -64,7 +65,7 @@ async def test_racing_workers_and_a_killed_one_credit_each_transfer_once(
                 ),
             ]
             people = await tg.sim.create_users(ORDERS, started="race_shop_bot")
-            orders: list[dict[str, Any]] = []
+            orders: list[Order] = []
             for n, person in enumerate(people):
                 product = products[n % 4 == 3]
                 material: dict[str, Any] = (

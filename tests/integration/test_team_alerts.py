@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.features.alerts.links import Prefs
+from sponsorbot.features.shop.orders import Order
 from tests.integration.shopkit import BOT, FAST, Shop, shop
 from tests.kit import eventually
 
@@ -45,7 +46,7 @@ async def owner_linked(s: Shop, pool: asyncpg.Pool) -> tuple[int, int]:
     return olivia, await linked(s, olivia, "Olivia")
 
 
-async def banner_order(s: Shop, name: str = "Ada") -> tuple[int, dict[str, Any]]:
+async def banner_order(s: Shop, name: str = "Ada") -> tuple[int, Order]:
     """An advertiser who booked the Banner through the bot, and her submitted order."""
     advertiser = await s.advertiser()
     material = f"Visit {name}\nhttps://{name.lower()}.example"

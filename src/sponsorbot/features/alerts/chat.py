@@ -47,6 +47,7 @@ from sponsorbot.features.alerts.links import (
 from sponsorbot.features.alerts.texts import team_text
 from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, FeatureError, NotFound
+from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.rules import can
 from sponsorbot.features.shop.service import ShopService
 
@@ -284,21 +285,19 @@ class TeamChat:
         conversation.end(ctx.uow, ctx.chat_key)
         ctx.uow.queue(calls.send_message(ctx.chat_key, done))
 
-    async def _order(self, order_id: int) -> dict[str, Any] | None:
+    async def _order(self, order_id: int) -> Order | None:
         try:
             return await self.shop.order(order_id)
         except NotFound:
             return None
 
-    def _refusal(
-        self, order: dict[str, Any] | None, order_id: int, move: str, lang: str
-    ) -> str | None:
+    def _refusal(self, order: Order | None, order_id: int, move: str, lang: str) -> str | None:
         """Why the move cannot be made on the order as it is now (None: it can)."""
         if order is None:
             return team_text("gone", lang, order=order_id)
-        if can(SHOP_MOVES[move], order["state"]):
+        if can(SHOP_MOVES[move], order.state):
             return None
-        state = order["state"]
+        state = order.state
         word = (
             team_text(f"state_{state}", lang)
             if state in STATE_WORDS
@@ -317,7 +316,7 @@ class TeamChat:
     ) -> str:
         """Make the move as the member and audit it; the answer to show them."""
         actor = f"panel:{member['id']}"
-        moves: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
+        moves: dict[str, Callable[[], Awaitable[Order]]] = {
             "approve": lambda: self.shop.approve(order_id, actor),
             "reject": lambda: self.shop.reject(order_id, reason, actor),
             "change": lambda: self.shop.ask_change(order_id, reason, actor),
@@ -334,7 +333,7 @@ class TeamChat:
             if raise_invalid:
                 raise
             return team_text("refused", lang, problem=problem_text(exc, lang))
-        change: dict[str, Any] = {"state": after["state"], "via": "telegram"}
+        change: dict[str, Any] = {"state": after.state, "via": "telegram"}
         if reason.strip():
             change["reason"] = reason.strip()
         await record(
@@ -343,7 +342,7 @@ class TeamChat:
             _actor(member),
             AUDIT_KINDS[move],
             f"order:{order_id}",
-            {"state": before["state"]},
+            {"state": before.state},
             change,
         )
         key = {"approve": "approved", "reject": "rejected", "change": "changed"}[move]

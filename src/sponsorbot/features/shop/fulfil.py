@@ -21,6 +21,7 @@ from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.campaigns.service import CampaignService
 from sponsorbot.features.campaigns.service import Draft as CampaignDraft
 from sponsorbot.features.shop import queries
+from sponsorbot.features.shop.orders import Order
 
 CAMPAIGN_OF = "SELECT id FROM campaigns WHERE created_by = $1 ORDER BY id LIMIT 1"
 BROADCAST_OF = "SELECT id FROM broadcasts WHERE created_by = $1 ORDER BY id LIMIT 1"
@@ -101,7 +102,9 @@ class Fulfilment:
         return await delivered(self.pool, order, now)
 
 
-async def delivered(pool: asyncpg.Pool, order: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+async def delivered(
+    pool: asyncpg.Pool, order: Order | Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
     """What a started order's ad has delivered by `now`: a gate slot's credited joins, a
     broadcast's people reached, a banner's showings (the end report's figures, and the order
     page's while it runs)."""

@@ -29,6 +29,15 @@ from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.ledger import enqueue, lock_order, log_step
+from sponsorbot.features.shop.orders import (
+    Order,
+    OrderPage,
+    Payment,
+    PaymentPage,
+    Step,
+    base58,
+    money,
+)
 from sponsorbot.features.shop.rules import (
     KINDS,
     PAYMENT_STATUSES,
@@ -171,30 +180,16 @@ def check_reason(reason: str, required: bool = True) -> str | None:
     return reason
 
 
-def order_out(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An order as the panel and the API show it (addresses in Base58, money as strings)."""
-    out = dict(row)
-    out["address"] = to_base58(bytes(row["address"])) if row["address"] else None
-    for key in ("price_usdt", "paid_usdt", "usdt_per_trx", "due_usdt", "due_trx"):
-        out[key] = show(row[key]) if row.get(key) is not None else None
-    out["left_usdt"] = show(max(row["price_usdt"] - row["paid_usdt"], Decimal(0)))
-    out["extra_usdt"] = show(max(row["paid_usdt"] - row["price_usdt"], Decimal(0)))
-    return out
-
-
-def payment_out(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A payment as the panel and the API show it."""
+def transfer_out(row: Mapping[str, Any], claims: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A transfer as the panel and the API show it (addresses in Base58, money as strings),
+    with its claims."""
     out = dict(row)
     for key in ("from_address", "to_address"):
-        out[key] = to_base58(bytes(row[key])) if row[key] else None
+        out[key] = base58(row[key])
     for key in ("amount", "credited_usdt"):
-        out[key] = show(row[key]) if row[key] is not None else None
+        out[key] = money(row[key])
+    out["claims"] = [dict(c) for c in claims]
     return out
-
-
-def transfer_out(row: Mapping[str, Any], claims: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """A transfer as the panel and the API show it: a payment's fields, and its claims."""
-    return {**payment_out(row), "claims": [dict(c) for c in claims]}
 
 
 class ShopService(OwnerService):
@@ -255,7 +250,7 @@ class ShopService(OwnerService):
             "bot_id": bot_id,
             "enabled": row["enabled"],
             "network": row["network"],
-            "address": to_base58(bytes(row["address"])) if row["address"] else None,
+            "address": base58(row["address"]),
             "accept_usdt": row["accept_usdt"],
             "accept_trx": row["accept_trx"],
             "api_key_tail": tail(key) if key else None,
@@ -404,7 +399,7 @@ class ShopService(OwnerService):
         state: str | None = None,
         before: int | None = None,
         limit: int = PAGE,
-    ) -> dict[str, Any]:
+    ) -> OrderPage:
         """A page of orders, newest first, with the count of each state."""
         if state is not None and state not in STATES:
             raise Invalid(f"a state is one of {', '.join(STATES)}", code="order_state")
@@ -413,24 +408,25 @@ class ShopService(OwnerService):
         limit = max(1, min(limit, 200))
         rows = await self.pool.fetch(queries.ORDERS, bot_id, state, before, limit + 1)
         counts = await self.pool.fetch(queries.STATE_COUNTS, bot_id)
-        items = [order_out(r) for r in rows[:limit]]
-        return {
-            "items": items,
-            "next_before": items[-1]["id"] if len(rows) > limit else None,
-            "counts": {r["state"]: r["n"] for r in counts},
-        }
+        items = tuple(Order.of(r) for r in rows[:limit])
+        return OrderPage(
+            items=items,
+            next_before=items[-1].id if len(rows) > limit else None,
+            counts={r["state"]: r["n"] for r in counts},
+        )
 
-    async def order(self, order_id: int) -> dict[str, Any]:
+    async def order(self, order_id: int) -> Order:
         """One order with its payments and its whole timeline."""
         row = await self.pool.fetchrow(queries.ORDER, order_id)
         if row is None:
             raise NotFound("no such order")
         payments = await self.pool.fetch(queries.PAYMENTS_OF_ORDER, order_id)
         timeline = await self.pool.fetch(queries.TIMELINE, order_id)
-        out = order_out(row)
-        out["payments"] = [payment_out(p) for p in payments]
-        out["timeline"] = [dict(t) for t in timeline]
-        return out
+        return Order.of(
+            row,
+            payments=tuple(Payment.of(p) for p in payments),
+            timeline=tuple(Step(**dict(t)) for t in timeline),
+        )
 
     async def payments(
         self,
@@ -438,14 +434,14 @@ class ShopService(OwnerService):
         status: str | None = None,
         before: int | None = None,
         limit: int = PAGE,
-    ) -> dict[str, Any]:
+    ) -> PaymentPage:
         """A page of submitted hashes with their verdicts, newest first."""
         if status is not None and status not in PAYMENT_STATUSES:
             raise Invalid("a payment is checking, credited or rejected", code="payment_status")
         limit = max(1, min(limit, 200))
         rows = await self.pool.fetch(queries.PAYMENTS, bot_id, status, before, limit + 1)
-        items = [payment_out(r) for r in rows[:limit]]
-        return {"items": items, "next_before": items[-1]["id"] if len(rows) > limit else None}
+        items = tuple(Payment.of(r) for r in rows[:limit])
+        return PaymentPage(items=items, next_before=items[-1].id if len(rows) > limit else None)
 
     # Orders: the owner's moves
 
@@ -464,7 +460,7 @@ class ShopService(OwnerService):
         """Tell the bot's sender that messages are queued."""
         self.notifier.wake(f"outbox:{bot_id}")
 
-    async def approve(self, order_id: int, actor: str) -> dict[str, Any]:
+    async def approve(self, order_id: int, actor: str) -> Order:
         """Lock the shop's address and the TRX rate, send the payment request and the QR code."""
         row = await self.pool.fetchrow(queries.ORDER, order_id)
         if row is None:
@@ -544,7 +540,7 @@ class ShopService(OwnerService):
         if photos:
             await self.pool.execute(queries.SET_QR, order["id"], photos[-1].get("file_id"))
 
-    async def reject(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+    async def reject(self, order_id: int, reason: str, actor: str) -> Order:
         """Turn the order down, telling the advertiser why."""
         why = check_reason(reason)
         await self._move(
@@ -552,7 +548,7 @@ class ShopService(OwnerService):
         )
         return await self.order(order_id)
 
-    async def ask_change(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+    async def ask_change(self, order_id: int, reason: str, actor: str) -> Order:
         """Send the order back to the advertiser for a change of its material."""
         why = check_reason(reason)
         row = await self._move(
@@ -576,7 +572,7 @@ class ShopService(OwnerService):
         )
         return await self.order(order_id)
 
-    async def cancel(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+    async def cancel(self, order_id: int, reason: str, actor: str) -> Order:
         """Cancel an order nobody has paid for in full."""
         why = check_reason(reason, required=False)
         await self._move(
@@ -591,13 +587,13 @@ class ShopService(OwnerService):
         )
         return await self.order(order_id)
 
-    async def mark_refunded(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+    async def mark_refunded(self, order_id: int, reason: str, actor: str) -> Order:
         """Record that the owner gave the money back (by hand: the bot holds no key)."""
         why = check_reason(reason, required=False)
         await self._move(order_id, "refund", "refunded", why, actor, "shop_refunded", "refunded")
         return await self.order(order_id)
 
-    async def mark_paid(self, order_id: int, reason: str, actor: str) -> dict[str, Any]:
+    async def mark_paid(self, order_id: int, reason: str, actor: str) -> Order:
         """Count the order as paid without a verified hash (the reason goes on record)."""
         why = check_reason(reason)
         await self._move(order_id, "mark_paid", "paid", why, actor, "shop_paid", "marked_paid")
@@ -624,7 +620,7 @@ class ShopService(OwnerService):
         self.wake(row["bot_id"])
         return row
 
-    async def add_hash(self, order_id: int, text: str, actor: str) -> dict[str, Any]:
+    async def add_hash(self, order_id: int, text: str, actor: str) -> Order:
         """Check a hash for the advertiser (they sent it some other way)."""
         try:
             tx_hash = parse_hash(text)
@@ -720,7 +716,7 @@ class ShopService(OwnerService):
             raise Conflict(f"this transfer is {row['state']}, not waiting", code="transfer_state")
         return await self.transfer(transfer_id)
 
-    async def requeue(self, payment_id: int, actor: str) -> dict[str, Any]:
+    async def requeue(self, payment_id: int, actor: str) -> Order:
         """Check a turned-down hash again (the network saw it late, TronGrid was down)."""
         row = await self.pool.fetchrow(queries.PAYMENT_BY_ID, payment_id)
         if row is None:

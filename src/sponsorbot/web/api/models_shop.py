@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sponsorbot.features.shop.rules import Kind, PaymentStatus, State, TransferState
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
@@ -116,6 +116,8 @@ class ProductOut(BaseModel):
 class PaymentOut(BaseModel):
     """A submitted transaction hash and what the verifier made of it."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     order_id: int
     bot_id: int
@@ -138,6 +140,8 @@ class PaymentOut(BaseModel):
 class StepOut(BaseModel):
     """One line of an order's timeline."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     at: datetime
     kind: str
     actor: str
@@ -146,6 +150,8 @@ class StepOut(BaseModel):
 
 class OrderOut(BaseModel):
     """An order; amounts in USDT as decimal strings, addresses in Base58."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: int
     bot_id: int
@@ -193,6 +199,8 @@ class OrderOut(BaseModel):
 class OrderPage(BaseModel):
     """A page of orders, newest first; pass `next_before` as `before` for the next."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     items: list[OrderOut]
     next_before: int | None
     counts: dict[str, int]
@@ -200,6 +208,8 @@ class OrderPage(BaseModel):
 
 class PaymentPage(BaseModel):
     """A page of payments, newest first."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     items: list[PaymentOut]
     next_before: int | None

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from sponsorbot.features.accounts.permissions import allowed
+from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.web.api.audit import audit_call
@@ -93,7 +94,7 @@ async def list_orders(
     state: State | None = None,
     before: Before = None,
     limit: Limit = 50,
-) -> dict[str, Any]:
+) -> orders.OrderPage:
     return await features.shop.orders(bot_id, state, before, limit)
 
 
@@ -102,7 +103,7 @@ async def list_orders(
     response_model=OrderOut,
     summary="One order with its payments and timeline",
 )
-async def get_order(order_id: RowId, who: Reader, features: Service) -> dict[str, Any]:
+async def get_order(order_id: RowId, who: Reader, features: Service) -> orders.Order:
     return await features.shop.order(order_id)
 
 
@@ -111,7 +112,7 @@ async def get_order(order_id: RowId, who: Reader, features: Service) -> dict[str
     response_model=OrderOut,
     summary="Approve: lock the TRX rate and send the advertiser the payment request",
 )
-async def approve_order(order_id: RowId, who: Admin, features: Service) -> dict[str, Any]:
+async def approve_order(order_id: RowId, who: Admin, features: Service) -> orders.Order:
     return await features.shop.approve(order_id, f"api:{who.name}")
 
 
@@ -122,9 +123,7 @@ async def approve_order(order_id: RowId, who: Admin, features: Service) -> dict[
     response_model=OrderOut,
     summary="Check a transaction hash for an order (as if the advertiser had sent it)",
 )
-async def add_payment(
-    order_id: RowId, body: HashIn, who: Admin, features: Service
-) -> dict[str, Any]:
+async def add_payment(order_id: RowId, body: HashIn, who: Admin, features: Service) -> orders.Order:
     return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
 
 
@@ -139,7 +138,7 @@ async def act_on_order(
     who: Admin,
     features: Service,
     body: ReasonIn | None = None,
-) -> dict[str, Any]:
+) -> orders.Order:
     shop = features.shop
     acts = {
         "reject": shop.reject,
@@ -160,5 +159,5 @@ async def list_payments(
     status: PaymentStatus | None = None,
     before: Before = None,
     limit: Limit = 50,
-) -> dict[str, Any]:
+) -> orders.PaymentPage:
     return await features.shop.payments(bot_id, status, before, limit)

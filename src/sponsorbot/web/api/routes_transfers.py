@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.rules import TransferState
 from sponsorbot.web.api.deps import Admin, Before, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import AssignIn, NoteIn, OrderOut, TransferOut, TransferPage
@@ -62,5 +63,5 @@ async def return_transfer(
     response_model=OrderOut,
     summary="Check a turned-down transaction hash again",
 )
-async def requeue_payment(payment_id: RowId, who: Admin, features: Service) -> dict[str, Any]:
+async def requeue_payment(payment_id: RowId, who: Admin, features: Service) -> Order:
     return await features.shop.requeue(payment_id, f"api:{who.name}")

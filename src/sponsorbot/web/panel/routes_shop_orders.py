@@ -17,6 +17,7 @@ from sponsorbot.config import TronNetwork
 from sponsorbot.features.accounts import users as accounts
 from sponsorbot.features.errors import Code, Conflict, FeatureError, Invalid, NotFound
 from sponsorbot.features.shop.fulfil import delivered
+from sponsorbot.features.shop.orders import Order, Payment, Step
 from sponsorbot.features.shop.rules import (
     MOVES,
     PAYABLE,
@@ -106,11 +107,11 @@ def _with(text: str, **values: Any) -> str:
     return text % {k: isolate(str(v)) for k, v in values.items()}
 
 
-def reason_text(payment: dict[str, Any], address: str | None, zone: str) -> str:
+def reason_text(payment: Payment, address: str | None, zone: str) -> str:
     """Why a hash did not count, or what its check waits for, in the owner's words."""
-    reason = payment.get("reason")
-    if payment["status"] == "checking":
-        error = str(payment.get("last_error") or "")
+    reason = payment.reason
+    if payment.status == "checking":
+        error = str(payment.last_error or "")
         if not error:
             return ""
         if error == "waiting: unconfirmed":
@@ -119,13 +120,13 @@ def reason_text(payment: dict[str, Any], address: str | None, zone: str) -> str:
             return _("Waiting: the network does not know this hash yet.")
         return _with(_("The last check failed: %(error)s"), error=error)
     if reason == "wrong_address":
-        to = payment.get("to_address") or "—"
+        to = payment.to_address or "—"
         if address:
             text = _("The coins went to %(to)s, not to the shop's address %(address)s.")
             return _with(text, to=to, address=address)
         return _with(_("The coins went to %(to)s, not to the shop's address."), to=to)
     if reason == "too_early":
-        moment = format_datetime(payment.get("block_time"), zone)
+        moment = format_datetime(payment.block_time, zone)
         return _("Made on %(when)s, before the order was approved.", when=moment)
     texts = {
         "no_usdt": _(
@@ -152,22 +153,22 @@ def reason_text(payment: dict[str, Any], address: str | None, zone: str) -> str:
 
 
 def payment_rows(
-    payments: list[dict[str, Any]], network: TronNetwork | None, address: str | None, zone: str
+    payments: tuple[Payment, ...], network: TronNetwork | None, address: str | None, zone: str
 ) -> list[dict[str, Any]]:
     """Payments with their TronScan link and their verdict in words."""
     return [
         {
             **p,
-            "url": tronscan_url(network, p["tx_hash"]) if network else None,
+            "url": tronscan_url(network, p.tx_hash) if network else None,
             "why": reason_text(p, address, zone),
         }
         for p in payments
     ]
 
 
-def _step(entry: dict[str, Any]) -> str:
+def _step(entry: Step) -> str:
     """One line of the timeline in words."""
-    kind, data = entry["kind"], entry["data"] or {}
+    kind, data = entry.kind, entry.data or {}
     reason = str(data.get("reason") or "")
     if kind == "rate_locked":
         return _(
@@ -226,32 +227,30 @@ def _step(entry: dict[str, Any]) -> str:
     return _(plain[kind]) if kind in plain else kind
 
 
-def timeline(order: dict[str, Any], members: dict[int, str], zone: str) -> list[dict[str, Any]]:
+def timeline(order: Order, members: dict[int, str], zone: str) -> list[dict[str, Any]]:
     """The order's whole story: each step's time, who, what, and for a hash its link and the
     verdict it has now."""
-    network = TronNetwork(order["network"]) if order.get("network") else None
-    payments = {p["tx_hash"]: p for p in order["payments"]}
+    network = TronNetwork(order.network) if order.network else None
+    payments = {p.tx_hash: p for p in order.payments}
     steps = []
-    for entry in order["timeline"]:
-        data = entry["data"] or {}
+    for entry in order.timeline:
+        data = entry.data or {}
         tx_hash = data.get("hash")
         payment = payments.get(tx_hash) if tx_hash else None
         # A submitted hash carries the verdict it has now; the verdict's own line says why.
-        submitted = payment if entry["kind"] == "hash_submitted" else None
-        explained = entry["kind"] == "payment_rejected" or (
-            submitted is not None and submitted["status"] == "checking"
+        submitted = payment if entry.kind == "hash_submitted" else None
+        explained = entry.kind == "payment_rejected" or (
+            submitted is not None and submitted.status == "checking"
         )
         steps.append(
             {
-                "at": entry["at"],
-                "who": _who(str(entry["actor"]), members),
+                "at": entry.at,
+                "who": _who(str(entry.actor), members),
                 "text": _step(entry),
                 "hash": tx_hash,
                 "url": tronscan_url(network, tx_hash) if tx_hash and network else None,
                 "payment": submitted,
-                "why": reason_text(payment, order.get("address"), zone)
-                if payment and explained
-                else "",
+                "why": reason_text(payment, order.address, zone) if payment and explained else "",
             }
         )
     return steps
@@ -292,9 +291,9 @@ async def orders_page(request: Request, viewer: View) -> Response:
     page = await services.shop.orders(bot, state, before, PAGE)
     filters = {k: v for k, v in (("bot", bot), ("state", state)) if v}
 
-    counts: dict[str, int] = page["counts"]
+    counts = page.counts
     context = {
-        "orders": page["items"],
+        "orders": page.items,
         "bots": bots,
         "bot": bot,
         "state": state,
@@ -303,15 +302,15 @@ async def orders_page(request: Request, viewer: View) -> Response:
         "total": sum(counts.values()),
         "state_urls": {s: f"/shop/orders?{urlencode({**filters, 'state': s})}" for s in STATES},
         "all_url": f"/shop/orders?bot={bot}" if bot else "/shop/orders",
-        **pager_urls("/shop/orders", filters, before, page["next_before"]),
+        **pager_urls("/shop/orders", filters, before, page.next_before),
         **shop_names(),
     }
     return render(request, viewer, "shop_orders.html", context)
 
 
-def material_of(order: dict[str, Any]) -> dict[str, Any]:
+def material_of(order: Order) -> dict[str, Any]:
     """The advertiser's material as the page shows it: a post's text without its markup."""
-    material = dict(order["material"] or {})
+    material = dict(order.material or {})
     post = material.get("post")
     if isinstance(post, dict):
         try:
@@ -322,15 +321,15 @@ def material_of(order: dict[str, Any]) -> dict[str, Any]:
     return material
 
 
-def amounts_of(order: dict[str, Any]) -> dict[str, Any]:
+def amounts_of(order: Order) -> dict[str, Any]:
     """What is still due in TRX at the locked rate, when the order takes TRX."""
-    rate = order.get("usdt_per_trx")
-    left = Decimal(order["left_usdt"])
-    if not (rate and order.get("accept_trx") and left > 0):
+    rate = order.usdt_per_trx
+    left = Decimal(order.left_usdt)
+    if not (rate and order.accept_trx and left > 0):
         return {"left_trx": None, "price_trx": None}
     return {
         "left_trx": show(trx_to_ask(left, Decimal(rate))),
-        "price_trx": show(trx_to_ask(Decimal(order["price_usdt"]), Decimal(rate))),
+        "price_trx": show(trx_to_ask(Decimal(order.price_usdt), Decimal(rate))),
     }
 
 
@@ -344,13 +343,13 @@ async def _order_page(
 ) -> Response:
     services = services_of(request)
     order = await services.shop.order(order_id)
-    bot = await services.bots.get(order["bot_id"])
+    bot = await services.bots.get(order.bot_id)
     members = {u.id: u.name for u in await accounts.users(panel_of(request).pool)}
     zone = str(viewer.workspace.get("time_zone") or "UTC")
-    network = TronNetwork(order["network"]) if order.get("network") else None
+    network = TronNetwork(order.network) if order.network else None
     # What the ad delivered: the end report once it is over, counted now while it runs.
-    reach = order["report"] if order["state"] == "completed" else None
-    if order["state"] == "running":
+    reach = order.report if order.state == "completed" else None
+    if order.state == "running":
         reach = await delivered(panel_of(request).pool, order, panel_of(request).config.clock())
     context = {
         "order": order,
@@ -358,13 +357,11 @@ async def _order_page(
         "delivered": reach or {},
         "material": material_of(order),
         "trx": amounts_of(order),
-        "coins": [
-            c for c, on in (("USDT", order["accept_usdt"]), ("TRX", order["accept_trx"])) if on
-        ],
+        "coins": [c for c, on in (("USDT", order.accept_usdt), ("TRX", order.accept_trx)) if on],
         "timeline": timeline(order, members, zone),
-        "payments": payment_rows(order["payments"], network, order.get("address"), zone),
-        "moves": {path for path, (move, _l, _k) in ACTIONS.items() if can(move, order["state"])},
-        "payable": order["state"] in PAYABLE,
+        "payments": payment_rows(order.payments, network, order.address, zone),
+        "moves": {path for path, (move, _l, _k) in ACTIONS.items() if can(move, order.state)},
+        "payable": order.state in PAYABLE,
         "error": error,
         "done": DONE.get(request.query_params.get("done", "")),
         "failed": failed or {},
@@ -415,7 +412,7 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
     typed = text_of(form, field)
     before = await shop.order(order_id)
     actor = f"panel:{viewer.user.id}"
-    moves: dict[str, Callable[[int, str, str], Awaitable[dict[str, Any]]]] = {
+    moves: dict[str, Callable[[int, str, str], Awaitable[Order]]] = {
         "reject": shop.reject,
         "ask-change": shop.ask_change,
         "cancel": shop.cancel,
@@ -431,19 +428,19 @@ async def _act(request: Request, viewer: Viewer, order_id: int, action: str) -> 
     except REFUSED as exc:
         if isinstance(exc, NotFound):
             raise
-        message = explain(exc, action, before["state"])
+        message = explain(exc, action, before.state)
         failed = {"action": action, "text": typed[: MAX_REASON * 2], "message": message}
         return await _order_page(request, viewer, order_id, message, failed, _status(exc))
     kind = "shop.order_hash_added" if action == "hash" else ACTIONS[action][2]
-    change: dict[str, Any] = {"state": after["state"]}
-    if action == "approve" and after["usdt_per_trx"]:
-        change.update(usdt_per_trx=after["usdt_per_trx"], rate_source=after["rate_source"])
+    change: dict[str, Any] = {"state": after.state}
+    if action == "approve" and after.usdt_per_trx:
+        change.update(usdt_per_trx=after.usdt_per_trx, rate_source=after.rate_source)
     if action == "hash":
         change["hash"] = parse_hash(typed)  # as the service read it: it was accepted
     elif typed.strip():
         change["reason"] = typed.strip()
     await audit(
-        request, viewer, kind, f"order:{order_id}", before={"state": before["state"]}, after=change
+        request, viewer, kind, f"order:{order_id}", before={"state": before.state}, after=change
     )
     return redirect(request, f"/shop/orders/{order_id}?done={action}")
 
@@ -503,9 +500,9 @@ async def payments_page(request: Request, viewer: View) -> Response:
     filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
     zone = str(viewer.workspace.get("time_zone") or "UTC")
     rows = []
-    for item in page["items"]:
-        network = TronNetwork(item["network"]) if item.get("network") else None
-        rows.extend(payment_rows([item], network, None, zone))
+    for item in page.items:
+        network = TronNetwork(item.network) if item.network else None
+        rows.extend(payment_rows((item,), network, None, zone))
 
     context = {
         "payments": rows,
@@ -513,7 +510,7 @@ async def payments_page(request: Request, viewer: View) -> Response:
         "bot": bot,
         "status": status,
         "statuses": PAYMENT_STATUSES,
-        **pager_urls("/shop/payments", filters, before, page["next_before"]),
+        **pager_urls("/shop/payments", filters, before, page.next_before),
         "filtered": bool(filters),
         **shop_names(),
     }
