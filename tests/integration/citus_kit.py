@@ -277,6 +277,8 @@ TIER = (
     "tests/integration/test_metrics.py",
     _GATE + "test_joined_is_cached_until_a_chat_member_update_says_left",
     _GATE + "test_telegram_outage_neither_passes_nor_locks_out",
+    # The whole journey, its funnel read from the statistics' facts on the cluster.
+    _GATE + "test_full_journey_two_missing_channels",
     "tests/integration/test_campaign_sql.py",
     _CAMPAIGNS + "test_gate_shows_the_campaign_link_and_the_join_is_credited_once",
     _CAMPAIGNS + "test_a_join_request_through_the_link_passes_the_gate_and_counts_when_approved",
@@ -301,16 +303,12 @@ _FOR_TIME = (
     "passed on the cluster (2026-12-05) but left out of the Citus tier for CI's time: its"
     " statements run in the tier's other tests of the module"
 )
-_STATS = "statistics on Citus: separate change"
 # Tests that do not run on the cluster, by module or test, and why (docs/scaling.md).
 NOT_ON_CITUS = {
     "tests/integration/test_engine_hardening.py::"
     "test_an_old_finished_row_does_not_swallow_a_new_update_with_its_id": (
         "on Citus a reused update id keeps its row id (an identity column takes no value but"
         " DEFAULT, a nextval() Citus refuses in ON CONFLICT DO UPDATE)"
-    ),
-    _GATE + "test_full_journey_two_missing_channels": (
-        _STATS + " (its funnel reads sponsorbot_stat_facts, which Citus cannot plan)"
     ),
     _GATE + "test_member_of_both_gets_content_without_a_gate": _FOR_TIME,
     _GATE + "test_join_request_pending_passes_declined_does_not": _FOR_TIME,
