@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.accounts.audit import Actor, record
-from sponsorbot.web.api.auth import CALLER
+from sponsorbot.web.api.auth import CALLER, actor_name
 from sponsorbot.web.panel.web import address_of, panel_of
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 def api_actor(request: Request, who: Principal) -> Actor:
     """The audit log's 'who' for an API call: the token by name, on behalf of its maker."""
-    return Actor(who.user_id, f"api:{who.name}", address_of(request))
+    return Actor(who.user_id, actor_name(who), address_of(request))
 
 
 async def audit_call(

@@ -24,6 +24,18 @@ bearer = HTTPBearer(auto_error=False, description="A token from `sponsorbot toke
 CALLER = "api_caller"
 
 
+def actor_name(who: Principal) -> str:
+    """The caller as the services and the audit log name it: `api:<token name>` (the panel
+    reads the prefix back to say "API token …")."""
+    return f"api:{who.name}"
+
+
+def refuse_unless(who: Principal, permission: str, message: str) -> None:
+    """403 with `message` when the caller's role does not hold `permission`."""
+    if not allowed(permission, who.role):
+        raise HTTPException(403, message)
+
+
 async def authenticate(
     request: Request, credentials: HTTPAuthorizationCredentials | None
 ) -> Principal:
@@ -54,8 +66,7 @@ def require(permission: str) -> Callable[..., Awaitable[Principal]]:
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Principal:
         who = await authenticate(request, credentials)
-        if not allowed(permission, who.role):
-            raise HTTPException(403, f"the role {who.role} may not do this")
+        refuse_unless(who, permission, f"the role {who.role} may not do this")
         setattr(request.state, CALLER, who)
         return who
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 
-from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.shop.payout import (
     MONEY_TEXTS,
     MONEY_TEXTS_CHANGED,
@@ -17,6 +16,7 @@ from sponsorbot.features.shop.payout import (
     money_text_changes,
 )
 from sponsorbot.web.api.audit import audit_call
+from sponsorbot.web.api.auth import refuse_unless
 from sponsorbot.web.api.deps import Admin, BotId, Reader, Service, UserId
 from sponsorbot.web.api.models import TextsIn, TextsOut, UploaderIn, UploaderOut
 
@@ -45,9 +45,10 @@ async def put_texts(
     # override, so leaving out a stored money text would reset it, which is a change too.
     wanted = {lang: {k: t for k, t in texts.items() if t} for lang, texts in body.overrides.items()}
     changed = money_text_changes(before, wanted)
-    if changed and not allowed("shop.money", who.role):
-        raise HTTPException(
-            403,
+    if changed:
+        refuse_unless(
+            who,
+            "shop.money",
             "only an owner token changes the texts that say where or how much to pay; "
             f"send these as they are stored: {', '.join(changed)}",
         )

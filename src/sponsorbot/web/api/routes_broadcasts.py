@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from sponsorbot.features.accounts.api_tokens import Principal
-from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.broadcasts.rules import Status
 from sponsorbot.features.broadcasts.service import Broadcast
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Code, Invalid
+from sponsorbot.web.api.auth import actor_name, refuse_unless
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import Page
 from sponsorbot.web.api.models_broadcasts import (
@@ -35,9 +35,10 @@ BASE = "/bots/{bot_id}/broadcasts"
 def may_pay(who: Principal, paid: bool) -> None:
     """403 for a paid broadcast saved or sent with a token whose role may not spend the bot's
     Telegram Stars (docs/adr/0007-permissions.md)."""
-    if paid and not allowed("broadcasts.paid", who.role):
-        raise HTTPException(
-            403,
+    if paid:
+        refuse_unless(
+            who,
+            "broadcasts.paid",
             f"the role {who.role} may not allow a paid broadcast: it spends the bot's Telegram "
             "Stars (0.1 a message), so only an owner or admin token may",
         )
@@ -51,7 +52,7 @@ async def create_broadcast(
     may_pay(who, body.post.paid)
     if body.send == "schedule" and body.scheduled_at is None:
         raise Invalid("give scheduled_at to schedule a broadcast", code=Code.SCHEDULE_MISSING)
-    row = await service.create(bot_id, body.draft(), f"api:{who.name}")
+    row = await service.create(bot_id, body.draft(), actor_name(who))
     if body.send == "draft":
         return row
     at = body.scheduled_at if body.send == "schedule" else None

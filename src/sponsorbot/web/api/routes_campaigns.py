@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.rules import Status
 from sponsorbot.features.campaigns.service import Draft
+from sponsorbot.web.api.auth import actor_name
 from sponsorbot.web.api.deps import BotFilter, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import CampaignIn, CampaignOut, CampaignPatch, Page
 from sponsorbot.web.deps import report_url
@@ -37,7 +38,7 @@ async def create_campaign(
     body: CampaignIn, request: Request, who: Editor, features: Service
 ) -> CampaignOut:
     draft = Draft(**body.model_dump(exclude={"bot_ids"}), bot_ids=tuple(body.bot_ids))
-    campaign = await features.campaigns.create(draft, f"api:{who.name}")
+    campaign = await features.campaigns.create(draft, actor_name(who))
     return with_report_url(request, campaign)
 
 

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, NewContent, kind_of
+from sponsorbot.web.api.auth import actor_name
 from sponsorbot.web.api.deps import BotId, Editor, Limit, Offset, Reader, RowId, Service
 from sponsorbot.web.api.models import (
     MAX_AUTO_DELETE_MIN,
@@ -102,7 +103,7 @@ async def list_contents(
 async def create_content(
     bot_id: BotId, request: Request, who: Editor, features: Service
 ) -> dict[str, Any]:
-    created_by = f"api:{who.name}"
+    created_by = actor_name(who)
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
         return await _upload(bot_id, request, features, created_by)

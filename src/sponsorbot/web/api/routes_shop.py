@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 
-from sponsorbot.features.accounts.permissions import allowed
 from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.web.api.audit import audit_call
+from sponsorbot.web.api.auth import actor_name, refuse_unless
 from sponsorbot.web.api.deps import Admin, Before, BotFilter, BotId, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import (
     HashIn,
@@ -50,8 +50,10 @@ async def put_shop(
     bot = await features.bots.get(bot_id)
     before = await features.shop.settings(bot_id)
     # Compared with what is stored, so an admin's PUT of the other settings still goes through.
-    if money_changes(before, config) and not allowed("shop.money", who.role):
-        raise HTTPException(403, "only an owner token changes the shop's address, network or coins")
+    if money_changes(before, config):
+        refuse_unless(
+            who, "shop.money", "only an owner token changes the shop's address, network or coins"
+        )
     after = await features.shop.save_settings(bot_id, config)
     change = money_change(before, after)
     if change is not None:  # what the owner's dashboard warns about for a week
@@ -113,7 +115,7 @@ async def get_order(order_id: RowId, who: Reader, features: Service) -> orders.O
     summary="Approve: lock the TRX rate and send the advertiser the payment request",
 )
 async def approve_order(order_id: RowId, who: Admin, features: Service) -> orders.Order:
-    return await features.shop.approve(order_id, f"api:{who.name}")
+    return await features.shop.approve(order_id, actor_name(who))
 
 
 # Before the route of the moves, whose {action} would take "payments" too.
@@ -124,7 +126,7 @@ async def approve_order(order_id: RowId, who: Admin, features: Service) -> order
     summary="Check a transaction hash for an order (as if the advertiser had sent it)",
 )
 async def add_payment(order_id: RowId, body: HashIn, who: Admin, features: Service) -> orders.Order:
-    return await features.shop.add_hash(order_id, body.tx_hash, f"api:{who.name}")
+    return await features.shop.add_hash(order_id, body.tx_hash, actor_name(who))
 
 
 @router.post(
@@ -148,7 +150,7 @@ async def act_on_order(
         "mark-refunded": shop.mark_refunded,
     }
     reason = body.reason if body is not None else ""
-    return await acts[action](order_id, reason, f"api:{who.name}")
+    return await acts[action](order_id, reason, actor_name(who))
 
 
 @router.get("/shop/payments", response_model=PaymentPage, summary="Payments, newest first")

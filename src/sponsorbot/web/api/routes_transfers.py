@@ -13,6 +13,7 @@ from fastapi import APIRouter
 
 from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.rules import TransferState
+from sponsorbot.web.api.auth import actor_name
 from sponsorbot.web.api.deps import Admin, Before, Limit, Reader, RowId, Service
 from sponsorbot.web.api.models_shop import AssignIn, NoteIn, OrderOut, TransferOut, TransferPage
 
@@ -43,7 +44,7 @@ async def get_transfer(transfer_id: RowId, who: Reader, features: Service) -> di
 async def assign_transfer(
     transfer_id: RowId, body: AssignIn, who: Admin, features: Service
 ) -> dict[str, Any]:
-    return await features.shop.assign_transfer(transfer_id, body.order_id, f"api:{who.name}")
+    return await features.shop.assign_transfer(transfer_id, body.order_id, actor_name(who))
 
 
 @router.post(
@@ -55,7 +56,7 @@ async def return_transfer(
     transfer_id: RowId, who: Admin, features: Service, body: NoteIn | None = None
 ) -> dict[str, Any]:
     note = body.note if body is not None else ""
-    return await features.shop.return_transfer(transfer_id, note, f"api:{who.name}")
+    return await features.shop.return_transfer(transfer_id, note, actor_name(who))
 
 
 @router.post(
@@ -64,4 +65,4 @@ async def return_transfer(
     summary="Check a turned-down transaction hash again",
 )
 async def requeue_payment(payment_id: RowId, who: Admin, features: Service) -> Order:
-    return await features.shop.requeue(payment_id, f"api:{who.name}")
+    return await features.shop.requeue(payment_id, actor_name(who))
