@@ -13,31 +13,16 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
-from sponsorbot.features.errors import (
-    Code,
-    Conflict,
-    FeatureError,
-    Invalid,
-    NotFound,
-    Refused,
-    TooLarge,
-)
+from sponsorbot.features.errors import Code, FeatureError, NotFound
 from sponsorbot.telegram import TelegramError
 from sponsorbot.web.panel.i18n import gettext as _
-from sponsorbot.web.panel.refusals import REFUSALS
+from sponsorbot.web.panel.refusals import PAGE_STATUS, REFUSALS
 from sponsorbot.web.panel.web import Viewer, render, viewer_of
 
 CODES = frozenset(Code)
 # What a call to a feature service may end in besides its answer: its own refusal, Telegram's,
 # or the network's.
 REFUSED: tuple[type[Exception], ...] = (FeatureError, TelegramError, OSError)
-STATUS: tuple[tuple[type[FeatureError], int], ...] = (
-    (NotFound, 404),
-    (Conflict, 409),
-    (TooLarge, 413),
-    (Invalid, 422),
-    (Refused, 422),
-)
 
 
 def megabytes(size: int) -> str:
@@ -123,7 +108,7 @@ def text_problem(problem: dict[str, Any]) -> str:
 def status_of(exc: BaseException) -> int:
     """The HTTP status a page answering this refusal carries."""
     if isinstance(exc, FeatureError):
-        return next((status for cls, status in STATUS if isinstance(exc, cls)), 422)
+        return next((status for cls, status in PAGE_STATUS.items() if isinstance(exc, cls)), 422)
     return 503
 
 

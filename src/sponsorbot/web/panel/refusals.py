@@ -35,6 +35,8 @@ API_STATUS: dict[type[FeatureError], int] = {
     Refused: REFUSED,
     TooLarge: TOO_LARGE,
 }
+# The status of a panel page showing each kind: the API's, but 422 for a refusal.
+PAGE_STATUS: dict[type[FeatureError], int] = {**API_STATUS, Refused: INVALID}
 
 
 @dataclass(frozen=True, slots=True)
