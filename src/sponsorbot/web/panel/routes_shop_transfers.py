@@ -92,14 +92,8 @@ async def transfer_assign(request: Request, transfer_id: Id, viewer: ManageBots)
         if isinstance(exc, NotFound) and "transfer" in str(exc):
             raise
         return await _page(request, viewer, describe(exc), 409)
-    await audit(
-        request,
-        viewer,
-        "shop.transfer_assigned",
-        f"transfer:{transfer_id}",
-        before={"state": "unattributed"},
-        after={"order_id": after["order_id"], "credited_usdt": after["credited_usdt"]},
-    )
+    credited = {"order_id": after["order_id"], "credited_usdt": after["credited_usdt"]}
+    await _audit(request, viewer, "shop.transfer_assigned", transfer_id, credited)
     return redirect(request, f"/shop/orders/{after['order_id']}")
 
 
@@ -116,12 +110,14 @@ async def transfer_returned(request: Request, transfer_id: Id, viewer: ManageBot
         if isinstance(exc, NotFound):
             raise
         return await _page(request, viewer, describe(exc), 409)
-    await audit(
-        request,
-        viewer,
-        "shop.transfer_returned",
-        f"transfer:{transfer_id}",
-        before={"state": "unattributed"},
-        after={"state": "returned", "note": note.strip()},
-    )
+    returned = {"state": "returned", "note": note.strip()}
+    await _audit(request, viewer, "shop.transfer_returned", transfer_id, returned)
     return redirect(request, "/shop/transfers")
+
+
+async def _audit(
+    request: Request, viewer: Viewer, kind: str, transfer_id: int, after: dict[str, Any]
+) -> None:
+    """Audit what became of a transfer that waited for the owner (the only one they can move)."""
+    before = {"state": "unattributed"}
+    await audit(request, viewer, kind, f"transfer:{transfer_id}", before=before, after=after)
