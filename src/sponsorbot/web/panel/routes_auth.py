@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -399,8 +400,7 @@ async def invitation_page(request: Request, token: str, viewer: Public) -> Respo
     )
     if invitation is None:
         return render(request, viewer, "invitation_gone.html", status=404)
-    context = {"invitation": invitation, "values": {}, "errors": {}, "token": token}
-    return render(request, viewer, "invitation.html", context)
+    return _invitation_form(request, viewer, token, invitation, {}, {})
 
 
 @router.post("/invite/{token}")
@@ -414,8 +414,7 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
     values = await _form(request)
     errors = check_new_member(values, need_email=False)
     if errors:
-        context = {"invitation": invitation, "values": values, "errors": errors, "token": token}
-        return render(request, viewer, "invitation.html", context, 422)
+        return _invitation_form(request, viewer, token, invitation, values, errors, 422)
     try:
         user_id = await invitations.accept(
             panel.pool,
@@ -429,11 +428,25 @@ async def invitation_accept(request: Request, token: str, viewer: Public) -> Res
         errors = {
             "name": _("%(email)s is already a member: sign in instead.", email=invitation["email"])
         }
-        context = {"invitation": invitation, "values": values, "errors": errors, "token": token}
-        return render(request, viewer, "invitation.html", context, 409)
+        return _invitation_form(request, viewer, token, invitation, values, errors, 409)
     if user_id is None:  # taken meanwhile, by another tab or another person
         return render(request, viewer, "invitation_gone.html", status=404)
     return await _signed_in(request, user_id, "active", viewer)
+
+
+def _invitation_form(
+    request: Request,
+    viewer: Viewer,
+    token: str,
+    invitation: dict[str, Any],
+    values: dict[str, str],
+    errors: dict[str, str],
+    status: int = 200,
+) -> Response:
+    """The invitation's form: a name and a password to choose, with what was typed and why
+    it was refused."""
+    context = {"invitation": invitation, "values": values, "errors": errors, "token": token}
+    return render(request, viewer, "invitation.html", context, status)
 
 
 # -- password reset links ----------------------------------------------------------------------
@@ -446,7 +459,7 @@ async def reset_page(request: Request, token: str, viewer: Public) -> Response:
     reset = await invitations.open_reset(panel.pool, token, panel.config.clock())
     if reset is None:
         return render(request, viewer, "reset_gone.html", status=404)
-    return render(request, viewer, "reset.html", {"reset": reset, "errors": {}, "token": token})
+    return _reset_form(request, viewer, token, reset, {})
 
 
 @router.post("/reset/{token}")
@@ -460,9 +473,22 @@ async def reset_submit(request: Request, token: str, viewer: Public) -> Response
     values = await _form(request)
     errors = check_new_password(values)
     if errors:
-        context = {"reset": reset, "errors": errors, "token": token}
-        return render(request, viewer, "reset.html", context, 422)
+        return _reset_form(request, viewer, token, reset, errors, 422)
     hashed = await hash_password_async(values["password"])
     if not await invitations.use_reset(panel.pool, reset, hashed, now, address_of(request)):
         return render(request, viewer, "reset_gone.html", status=404)
     return _to_signin_signed_out(request)
+
+
+def _reset_form(
+    request: Request,
+    viewer: Viewer,
+    token: str,
+    reset: dict[str, Any],
+    errors: dict[str, str],
+    status: int = 200,
+) -> Response:
+    """The reset link's form: a new password to choose, and why the last one was refused."""
+    return render(
+        request, viewer, "reset.html", {"reset": reset, "errors": errors, "token": token}, status
+    )
