@@ -84,6 +84,7 @@ MAX_REASON = 500
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 PAGE = 50
+MAX_PAGE = 200
 # A paid order whose ad is not out after this long is shown to the owner (the clock keeps
 # trying meanwhile).
 STUCK_AFTER = timedelta(minutes=10)
@@ -405,15 +406,24 @@ class ShopService(OwnerService):
             raise Invalid(f"a state is one of {', '.join(STATES)}", code="order_state")
         if bot_id is not None:
             await self.bots.get(bot_id)
-        limit = max(1, min(limit, 200))
-        rows = await self.pool.fetch(queries.ORDERS, bot_id, state, before, limit + 1)
+        rows, next_before = await self._keyset(queries.ORDERS, limit, bot_id, state, before)
         counts = await self.pool.fetch(queries.STATE_COUNTS, bot_id)
-        items = tuple(Order.of(r) for r in rows[:limit])
         return OrderPage(
-            items=items,
-            next_before=items[-1].id if len(rows) > limit else None,
+            items=tuple(Order.of(r) for r in rows),
+            next_before=next_before,
             counts={r["state"]: r["n"] for r in counts},
         )
+
+    async def _keyset(
+        self, sql: str, limit: int, *args: Any
+    ) -> tuple[list[asyncpg.Record], int | None]:
+        """A page of `sql`'s rows, newest first (it takes `args`, then how many to read: one
+        more than the page, which tells whether another follows), and the id to list below
+        for the next page (None on the last)."""
+        limit = max(1, min(limit, MAX_PAGE))
+        rows = await self.pool.fetch(sql, *args, limit + 1)
+        shown = rows[:limit]
+        return shown, (int(shown[-1]["id"]) if len(rows) > limit else None)
 
     async def order(self, order_id: int) -> Order:
         """One order with its payments and its whole timeline."""
@@ -438,10 +448,8 @@ class ShopService(OwnerService):
         """A page of submitted hashes with their verdicts, newest first."""
         if status is not None and status not in PAYMENT_STATUSES:
             raise Invalid("a payment is checking, credited or rejected", code="payment_status")
-        limit = max(1, min(limit, 200))
-        rows = await self.pool.fetch(queries.PAYMENTS, bot_id, status, before, limit + 1)
-        items = tuple(Payment.of(r) for r in rows[:limit])
-        return PaymentPage(items=items, next_before=items[-1].id if len(rows) > limit else None)
+        rows, next_before = await self._keyset(queries.PAYMENTS, limit, bot_id, status, before)
+        return PaymentPage(items=tuple(Payment.of(r) for r in rows), next_before=next_before)
 
     # Orders: the owner's moves
 
@@ -657,10 +665,8 @@ class ShopService(OwnerService):
         """A page of transfers seen, newest first, each with the orders that claimed it."""
         if state is not None and state not in TRANSFER_STATES:
             raise Invalid(f"a transfer is {', '.join(TRANSFER_STATES)}", code="transfer_state")
-        limit = max(1, min(limit, 200))
-        rows = await self.pool.fetch(queries.TRANSFERS, state, before, limit + 1)
-        items = await self._with_claims(rows[:limit])
-        return {"items": items, "next_before": items[-1]["id"] if len(rows) > limit else None}
+        rows, next_before = await self._keyset(queries.TRANSFERS, limit, state, before)
+        return {"items": await self._with_claims(rows), "next_before": next_before}
 
     async def transfer(self, transfer_id: int) -> dict[str, Any]:
         """One transfer with its claims."""
