@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import string
 import unicodedata
+from collections.abc import Callable
 
 from sponsorbot.simulator.entities import ASTRAL, Entity, Finder
 from sponsorbot.simulator.textlinks import ascii_lower
@@ -104,57 +105,68 @@ def _at(text: str, i: int) -> str:
 Span = tuple[int, int]
 
 
+def _next_mark(text: str, mark: str, start: int, joins: Callable[[str], bool]) -> int:
+    """Where the next `mark` at or after `start` stands that does not follow a character
+    `joins` says makes it part of what comes before (-1: none left). Every tdlib match_*
+    scanner starts its candidates so."""
+    ptr = text.find(mark, start)
+    while ptr > 0 and joins(text[ptr - 1]):
+        ptr = text.find(mark, ptr + 1)
+    return ptr
+
+
+def _name_end(text: str, ptr: int) -> int:
+    """Where the run of ASCII letters, digits and underscores (a username) from `ptr` ends."""
+    while ptr < len(text) and text[ptr] in _ALNUM_UNDERSCORE:
+        ptr += 1
+    return ptr
+
+
+def _is_command_joint(ch: str) -> bool:
+    return _is_word(ch) or ch in "/<>"
+
+
+def _is_cashtag_joint(ch: str) -> bool:
+    return _is_hashtag_letter(ch) or ch == "$"
+
+
 def _mentions(text: str) -> list[Span]:
     found: list[Span] = []
-    ptr = text.find("@")
+    ptr = _next_mark(text, "@", 0, _is_word)
     while ptr >= 0:
-        if ptr > 0 and _is_word(text[ptr - 1]):
-            ptr = text.find("@", ptr + 1)
-            continue
         begin = ptr = ptr + 1
-        while ptr < len(text) and text[ptr] in _ALNUM_UNDERSCORE:
-            ptr += 1
+        ptr = _name_end(text, ptr)
         size = ptr - begin
         if 2 <= size <= 32 and not (ptr < len(text) and _is_word(text[ptr])):
             name = text[begin:ptr]
             if size >= 4 or ascii_lower(name) in _SHORT_USERNAMES:
                 found.append((begin - 1, ptr))
-        ptr = text.find("@", ptr)
+        ptr = _next_mark(text, "@", ptr, _is_word)
     return found
 
 
 def _bot_commands(text: str) -> list[Span]:
     found: list[Span] = []
-    ptr = text.find("/")
+    ptr = _next_mark(text, "/", 0, _is_command_joint)
     while ptr >= 0:
-        if ptr > 0 and (_is_word(text[ptr - 1]) or text[ptr - 1] in "/<>"):
-            ptr = text.find("/", ptr + 1)
-            continue
         begin = ptr = ptr + 1
-        while ptr < len(text) and text[ptr] in _ALNUM_UNDERSCORE:
-            ptr += 1
-        end = ptr
+        end = ptr = _name_end(text, ptr)
         ok = 1 <= end - begin <= 64
         if ok and ptr < len(text) and text[ptr] == "@":
-            name_begin = ptr = ptr + 1
-            while ptr < len(text) and text[ptr] in _ALNUM_UNDERSCORE:
-                ptr += 1
+            name_begin = ptr + 1
+            ptr = _name_end(text, name_begin)
             ok, end = 3 <= ptr - name_begin <= 32, ptr
-        after = _at(text, ptr)
-        if ok and not (ptr < len(text) and (_is_word(after) or after in "/<>")):
+        if ok and not (ptr < len(text) and _is_command_joint(text[ptr])):
             found.append((begin - 1, end))
-        ptr = text.find("/", ptr)
+        ptr = _next_mark(text, "/", ptr, _is_command_joint)
     return found
 
 
 def _hashtags(text: str) -> list[Span]:
     found: list[Span] = []
     size = len(text)
-    ptr = text.find("#")
+    ptr = _next_mark(text, "#", 0, _is_hashtag_letter)
     while ptr >= 0:
-        if ptr > 0 and _is_hashtag_letter(text[ptr - 1]):
-            ptr = text.find("#", ptr + 1)
-            continue
         begin = ptr = ptr + 1
         count = 0
         end = -1
@@ -179,18 +191,15 @@ def _hashtags(text: str) -> list[Span]:
                     ptr = end = name_end
             if _at(text, ptr) != "#" and was_letter:
                 found.append((begin - 1, end))
-        ptr = text.find("#", ptr)
+        ptr = _next_mark(text, "#", ptr, _is_hashtag_letter)
     return found
 
 
 def _cashtags(text: str) -> list[Span]:
     found: list[Span] = []
     size = len(text)
-    ptr = text.find("$")
+    ptr = _next_mark(text, "$", 0, _is_cashtag_joint)
     while ptr >= 0:
-        if ptr > 0 and (_is_hashtag_letter(text[ptr - 1]) or text[ptr - 1] == "$"):
-            ptr = text.find("$", ptr + 1)
-            continue
         begin = ptr = ptr + 1
         if text.startswith("1INCH", ptr):
             ptr += 5
@@ -200,14 +209,12 @@ def _cashtags(text: str) -> list[Span]:
         end = ptr
         if 1 <= end - begin <= 8:
             if _at(text, ptr) == "@":
-                name_end = ptr + 1
-                while name_end < size and text[name_end] in _ALNUM_UNDERSCORE:
-                    name_end += 1
+                name_end = _name_end(text, ptr + 1)
                 if 3 <= name_end - ptr - 1 <= 32:
                     ptr = end = name_end
-            if end == size or not (_is_hashtag_letter(text[ptr]) or text[ptr] == "$"):
+            if end == size or not _is_cashtag_joint(text[ptr]):
                 found.append((begin - 1, end))
-        ptr = text.find("$", ptr)
+        ptr = _next_mark(text, "$", ptr, _is_cashtag_joint)
     return found
 
 
