@@ -92,19 +92,17 @@ def start_backoff(tries: int) -> timedelta:
     return timedelta(minutes=(1, 5, 30)[tries - 1] if tries <= 3 else 60)
 
 
-class ShopRunner:
-    """The verification runner and the shop's clock. Two workers may run it at once (a job's
-    lease can run out under a slow TronGrid): every hash and every start is claimed first."""
+class TronGridJob:
+    """What the shop's two periodic TronGrid jobs (the runner here, the watcher) share: the
+    shop, how to reach TronGrid, and whether the database is a Citus coordinator."""
 
     def __init__(
         self,
         shop: ShopService,
-        fulfil: Fulfilment,
         settings: Settings,
         session: Callable[[], aiohttp.ClientSession],
     ) -> None:
         self.shop = shop
-        self.fulfil = fulfil
         self.settings = settings
         self.session = session
         # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
@@ -116,10 +114,29 @@ class ShopRunner:
         """The shop's database."""
         return self.shop.pool
 
-    async def tick(self, _pool: asyncpg.Pool) -> None:
-        """One round: check due hashes, then move the clock (even if the checks failed)."""
+    async def _ask_citus(self) -> None:
+        """Learn, once, whether the database is a Citus coordinator."""
         if self.citus is None:
             self.citus = await on_citus(self.pool)
+
+
+class ShopRunner(TronGridJob):
+    """The verification runner and the shop's clock. Two workers may run it at once (a job's
+    lease can run out under a slow TronGrid): every hash and every start is claimed first."""
+
+    def __init__(
+        self,
+        shop: ShopService,
+        fulfil: Fulfilment,
+        settings: Settings,
+        session: Callable[[], aiohttp.ClientSession],
+    ) -> None:
+        super().__init__(shop, settings, session)
+        self.fulfil = fulfil
+
+    async def tick(self, _pool: asyncpg.Pool) -> None:
+        """One round: check due hashes, then move the clock (even if the checks failed)."""
+        await self._ask_citus()
         try:
             await self.check_payments()
         finally:

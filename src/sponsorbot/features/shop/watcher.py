@@ -19,11 +19,15 @@ import aiohttp
 import asyncpg
 
 from sponsorbot.config import Settings, TronNetwork
-from sponsorbot.db.pool import on_citus
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
 from sponsorbot.features.shop.ledger import enqueue
-from sponsorbot.features.shop.runner import CALLS_PER_CHECK, key_refused, trongrid_key
+from sponsorbot.features.shop.runner import (
+    CALLS_PER_CHECK,
+    TronGridJob,
+    key_refused,
+    trongrid_key,
+)
 from sponsorbot.features.shop.service import ShopService
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
@@ -50,7 +54,7 @@ FORGET_AFTER = 10_000
 LISTING_CALLS = 2
 
 
-class ShopWatcher:
+class ShopWatcher(TronGridJob):
     """Looks for transfers into watched addresses and credits what is some order's amount."""
 
     def __init__(
@@ -59,23 +63,12 @@ class ShopWatcher:
         settings: Settings,
         session: Callable[[], aiohttp.ClientSession],
     ) -> None:
-        self.shop = shop
-        self.settings = settings
-        self.session = session
+        super().__init__(shop, settings, session)
         self._not_payments: OrderedDict[str, None] = OrderedDict()
-        # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
-        # tick: the candidates are locked one by one there (ledger.match).
-        self.citus: bool | None = None
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        """The shop's database."""
-        return self.shop.pool
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One look at every watched address; one address's trouble stops no other."""
-        if self.citus is None:
-            self.citus = await on_citus(self.pool)
+        await self._ask_citus()
         for row in await self.pool.fetch(WATCHED):
             try:
                 await self._watch(row)
