@@ -16,6 +16,10 @@ FROM gate_channels g JOIN channels c ON c.bot_id = g.bot_id AND c.chat_id = g.ch
 WHERE g.bot_id = $1 ORDER BY g.position
 """
 ENSURE_SETTINGS = "INSERT INTO bot_settings (bot_id) VALUES ($1) ON CONFLICT DO NOTHING"
+SET_TEXTS = "UPDATE bot_settings SET texts = $2, updated_at = now() WHERE bot_id = $1"
+SET_STORAGE_CHAT = (
+    "UPDATE bot_settings SET storage_chat_id = $2, updated_at = now() WHERE bot_id = $1"
+)
 DELETE_UPLOADER = "DELETE FROM uploaders WHERE bot_id = $1 AND user_id = $2"
 MAX_GATE = 10
 
@@ -91,13 +95,7 @@ class BotSettingsService(OwnerService):
                     clean.setdefault(language, {})[key] = text
         if problems:
             raise Invalid(_problems_message(problems), code="texts_invalid", fields=problems)
-        await self.pool.execute(ENSURE_SETTINGS, bot_id)
-        await self.pool.execute(
-            "UPDATE bot_settings SET texts = $2, updated_at = now() WHERE bot_id = $1",
-            bot_id,
-            clean,
-        )
-        self.config.invalidate(bot_id)
+        await self._update(bot_id, SET_TEXTS, clean)
         return await self.texts(bot_id)
 
     async def storage_chat(self, bot_id: int) -> int | None:
@@ -110,12 +108,13 @@ class BotSettingsService(OwnerService):
     async def set_storage_chat(self, bot_id: int, chat_id: int | None) -> None:
         """Set (or clear) the storage chat."""
         await self.bots.get(bot_id)
+        await self._update(bot_id, SET_STORAGE_CHAT, chat_id)
+
+    async def _update(self, bot_id: int, sql: str, value: Any) -> None:
+        """Write one of the bot's settings (SET_TEXTS, SET_STORAGE_CHAT), its row made first
+        if it has none, and drop the cached config that still holds the old one."""
         await self.pool.execute(ENSURE_SETTINGS, bot_id)
-        await self.pool.execute(
-            "UPDATE bot_settings SET storage_chat_id = $2, updated_at = now() WHERE bot_id = $1",
-            bot_id,
-            chat_id,
-        )
+        await self.pool.execute(sql, bot_id, value)
         self.config.invalidate(bot_id)
 
     async def uploaders(self, bot_id: int) -> list[dict[str, Any]]:
