@@ -92,6 +92,15 @@ def _told(text: str, *rows: list[dict[str, str]]) -> Message:
     return Message(text, [row for row in rows if row] or None)
 
 
+def _button(text: str, callback_data: str) -> dict[str, str]:
+    return {"text": text, "callback_data": callback_data}
+
+
+def _paid_and_price(order_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
+    """What a part or over payment's alert says of its order: the sum paid and the price."""
+    return {"order": order_id, "paid": amount(data["paid"]), "price": amount(data["price"])}
+
+
 def _panel(base: str | None, path: str, lang: str) -> list[dict[str, str]]:
     # A URL button only where the panel has a public address Telegram can open.
     if not base or not base.startswith(("https://", "http://")):
@@ -120,39 +129,21 @@ async def build(
             bot=order["bot"],
             material=_material(order),
         )
-        rows = []
-        if may_act:
-            rows.append(
-                [
-                    {
-                        "text": team_text(move, lang),
-                        "callback_data": TeamOrder(order["id"], move).pack(),
-                    }
-                    for move in ORDER_MOVES
-                ]
-            )
+        moves = [
+            _button(team_text(move, lang), TeamOrder(order["id"], move).pack())
+            for move in ORDER_MOVES
+            if may_act
+        ]
         link = _panel(panel_url, f"/shop/orders/{order['id']}", lang)
-        return _told(text, *rows, link)
+        return _told(text, moves, link)
     if alert.kind in ("payment_credited", "payment_decision") and "order_id" in data:
         order_id = int(data["order_id"])
         if data.get("step") == "expired":
-            text = team_text(
-                "payment_underpaid",
-                lang,
-                order=order_id,
-                paid=amount(data["paid"]),
-                price=amount(data["price"]),
-            )
+            text = team_text("payment_underpaid", lang, **_paid_and_price(order_id, data))
         elif alert.kind == "payment_decision":
             extra = Decimal(str(data["paid"])) - Decimal(str(data["price"]))
-            text = team_text(
-                "payment_overpaid",
-                lang,
-                order=order_id,
-                paid=amount(data["paid"]),
-                price=amount(data["price"]),
-                extra=amount(extra),
-            )
+            sums = _paid_and_price(order_id, data)
+            text = team_text("payment_overpaid", lang, **sums, extra=amount(extra))
         else:
             text = team_text(
                 "payment_credited",
@@ -206,17 +197,10 @@ async def build(
         if bot is None:
             return None  # the bot was removed
         text = team_text(alert.kind, lang, bot=bot, count=alert.count)
-        rows = []
+        redrive = []
         if may_act and alert.about_bot is not None:
-            rows.append(
-                [
-                    {
-                        "text": team_text("redrive", lang),
-                        "callback_data": TeamRedrive(alert.about_bot).pack(),
-                    }
-                ]
-            )
-        return _told(text, *rows)
+            redrive.append(_button(team_text("redrive", lang), TeamRedrive(alert.about_bot).pack()))
+        return _told(text, redrive)
     if alert.kind == "campaign_done":
         campaign = await pool.fetchrow(CAMPAIGN, int(data["campaign_id"]))
         if campaign is None:
