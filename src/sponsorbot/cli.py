@@ -7,11 +7,12 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import aiohttp
 import typer
@@ -26,7 +27,10 @@ from sponsorbot.tron.client import TronGridError
 from sponsorbot.tron.networks import HashError
 
 if TYPE_CHECKING:
+    from sponsorbot.db.database import Database
     from sponsorbot.ops.citus import Cluster
+
+_T = TypeVar("_T")
 
 app = typer.Typer(
     help="Sponsorbot: Telegram uploader bots with a forced-join gate, on PostgreSQL alone.",
@@ -48,6 +52,19 @@ def _settings() -> Settings:
         raise _fail(str(exc)) from None
     configure_logging(settings.log_format, settings.log_level)
     return settings
+
+
+def _on_database(settings: Settings, role: str, work: Callable[[Database], Awaitable[_T]]) -> _T:
+    """What `work` returns, run on the database opened (and migrated) for the command `role`
+    and closed again before this returns."""
+    from sponsorbot.db.database import open_database
+    from sponsorbot.runtime import run_async
+
+    async def _main() -> _T:
+        async with open_database(settings, role) as db:
+            return await work(db)
+
+    return run_async(_main())
 
 
 def _version(value: bool) -> None:
@@ -87,24 +104,19 @@ def run(
 @app.command()
 def migrate() -> None:
     """Apply the database migrations that are missing (safe to run any time)."""
-    from sponsorbot.db.database import open_database
     from sponsorbot.db.migrate import MigrationError
-    from sponsorbot.runtime import run_async
 
-    settings = _settings()
-
-    async def _main() -> None:
-        async with open_database(settings, "migrate") as db:
-            applied = db.applied
-        if applied:
-            typer.echo(f"applied {len(applied)} migration(s): {', '.join(map(str, applied))}")
-        else:
-            typer.echo("the database is up to date")
+    async def _applied(db: Database) -> list[int]:
+        return db.applied
 
     try:
-        run_async(_main())
+        applied = _on_database(_settings(), "migrate", _applied)
     except MigrationError as exc:
         raise _fail(str(exc), 1) from None
+    if applied:
+        typer.echo(f"applied {len(applied)} migration(s): {', '.join(map(str, applied))}")
+    else:
+        typer.echo("the database is up to date")
 
 
 @app.command()
@@ -117,12 +129,8 @@ def backup(
     from sponsorbot.runtime import run_async
 
     settings = _settings()
-
-    async def _main() -> None:
-        await make_backup(settings, path, typer.echo)
-
     try:
-        run_async(_main())
+        run_async(make_backup(settings, path, typer.echo))
     except BackupError as exc:
         raise _fail(str(exc), 1) from None
 
@@ -144,12 +152,8 @@ def restore(
     from sponsorbot.runtime import run_async
 
     settings = _settings()
-
-    async def _main() -> None:
-        await restore_backup(settings, path, force, typer.echo)
-
     try:
-        run_async(_main())
+        run_async(restore_backup(settings, path, force, typer.echo))
     except BackupError as exc:
         raise _fail(str(exc), 1) from None
 
@@ -175,19 +179,11 @@ def simulator(
 @app.command()
 def status() -> None:
     """Per bot: mode, token state, queue depth, oldest waiting, in hand, dead, outbox, sends."""
-    from sponsorbot.db.database import open_database
     from sponsorbot.features.stats.health import status_table
     from sponsorbot.features.stats.queries import bot_status
-    from sponsorbot.runtime import run_async
 
-    settings = _settings()
-
-    async def _main() -> None:
-        async with open_database(settings, "status") as db:
-            rows = await bot_status(db.pool)
-        typer.echo(status_table(rows))
-
-    run_async(_main())
+    rows = _on_database(_settings(), "status", lambda db: bot_status(db.pool))
+    typer.echo(status_table(rows))
 
 
 @app.command()
@@ -233,23 +229,14 @@ def redrive(
     """Queue dead updates and messages given up after network errors again, once the cause
     (an outage, a bug since fixed) is gone: by default what gave up in the last 24 hours,
     never the messages of a broadcast cancelled since."""
-    from sponsorbot.db.database import open_database
-    from sponsorbot.engine.redrive import Redriven, waiting
     from sponsorbot.engine.redrive import redrive as queue_again
+    from sponsorbot.engine.redrive import waiting
     from sponsorbot.features.all import redrive_holds
-    from sponsorbot.runtime import run_async
 
     settings = _settings()
     when = since.replace(tzinfo=UTC) if since is not None and since.tzinfo is None else since
-    result: list[Redriven] = []
-
-    async def _main() -> None:
-        async with open_database(settings, "redrive") as db:
-            act = waiting if dry_run else queue_again
-            result.append(await act(db.pool, bot, when, redrive_holds()))
-
-    run_async(_main())
-    done = result[0]
+    act = waiting if dry_run else queue_again
+    done = _on_database(settings, "redrive", lambda db: act(db.pool, bot, when, redrive_holds()))
     verb = "would queue" if dry_run else "queued"
     typer.echo(f"{verb} {done.updates} dead update(s) and {done.messages} message(s) again")
 
@@ -257,22 +244,15 @@ def redrive(
 @app.command("setup-code")
 def setup_code() -> None:
     """Print a fresh one-time code for the panel's first-run /setup (while no owner exists)."""
-    from sponsorbot.db.database import open_database
     from sponsorbot.features.accounts.users import new_setup_code
-    from sponsorbot.runtime import run_async
     from sponsorbot.web.panel.web import PanelConfig
 
-    settings = _settings()
-    result: list[str | None] = []
-
-    async def _main() -> None:
-        async with open_database(settings, "setup-code") as db:
-            result.append(await new_setup_code(db.pool, PanelConfig().clock()))
-
-    run_async(_main())
-    if result[0] is None:
+    code = _on_database(
+        _settings(), "setup-code", lambda db: new_setup_code(db.pool, PanelConfig().clock())
+    )
+    if code is None:
         raise _fail("the workspace already has an owner: sign in at /signin", 1)
-    typer.echo(f"setup code: {result[0]} (valid for one hour; enter it at /setup)")
+    typer.echo(f"setup code: {code} (valid for one hour; enter it at /setup)")
 
 
 @app.command("reset-link")
@@ -285,36 +265,31 @@ def reset_link(
 ) -> None:
     """Print a one-time link (24 hours) for a member to set a new password: the way back in
     for an owner who forgot theirs. Whoever runs this holds the server, so no sign-in is asked."""
-    from sponsorbot.db.database import open_database
     from sponsorbot.features.accounts import invitations, users
     from sponsorbot.features.accounts.audit import Actor, record
-    from sponsorbot.runtime import run_async
     from sponsorbot.web.panel.web import PanelConfig
 
     settings = _settings()
-    result: list[str] = []
 
-    async def _main() -> None:
-        async with open_database(settings, "reset-link") as db:
-            found = await users.user_by_email(db.pool, email)
-            if found is None:
-                return
-            member = found[0]
-            now = PanelConfig().clock()
-            result.append(await invitations.new_reset(db.pool, member.id, None, now))
-            who = Actor(None, "command line", None)
-            await record(db.pool, now, who, "team.reset_link_created", member.email)
-            if two_step_off:
-                await users.disable_two_step(db.pool, member.id)
-                await record(db.pool, now, who, "account.two_step_off", member.email)
+    async def _reset(db: Database) -> str | None:
+        found = await users.user_by_email(db.pool, email)
+        if found is None:
+            return None
+        member = found[0]
+        now = PanelConfig().clock()
+        token = await invitations.new_reset(db.pool, member.id, None, now)
+        who = Actor(None, "command line", None)
+        await record(db.pool, now, who, "team.reset_link_created", member.email)
+        if two_step_off:
+            await users.disable_two_step(db.pool, member.id)
+            await record(db.pool, now, who, "account.two_step_off", member.email)
+        return token
 
-    run_async(_main())
-    if not result:
+    token = _on_database(settings, "reset-link", _reset)
+    if token is None:
         raise _fail(f"no active member signs in with {email!r}", 1)
     base = (settings.panel_url or "").rstrip("/")
-    link = (
-        f"{base}/reset/{result[0]}" if base else f"/reset/{result[0]} (after the panel's address)"
-    )
+    link = f"{base}/reset/{token}" if base else f"/reset/{token} (after the panel's address)"
     typer.echo(f"reset link, for one use within 24 hours: {link}")
     if two_step_off:
         typer.echo("two-step sign-in is off for this member; they can turn it on again")
@@ -332,25 +307,18 @@ def token_create(
     ] = "owner",
 ) -> None:
     """Create an owner API token; it is printed once, alone on the last line."""
-    from sponsorbot.db.database import open_database
     from sponsorbot.features.accounts.api_tokens import TokenService
     from sponsorbot.features.errors import FeatureError
-    from sponsorbot.runtime import run_async
 
     settings = _settings()
-    created: dict[str, str] = {}
-
-    async def _main() -> None:
-        async with open_database(settings, "token") as db:
-            row, token = await TokenService(db.pool).create(name, role.lower())
-        created.update(id=str(row["id"]), role=row["role"], token=token)
-
     try:
-        run_async(_main())
+        row, token = _on_database(
+            settings, "token", lambda db: TokenService(db.pool).create(name, role.lower())
+        )
     except FeatureError as exc:
         raise _fail(exc.message) from None
-    typer.echo(f"token {created['id']} ({created['role']}) created; it is shown only now:")
-    typer.echo(created["token"])
+    typer.echo(f"token {row['id']} ({row['role']}) created; it is shown only now:")
+    typer.echo(token)
 
 
 @app.command()

@@ -8,7 +8,7 @@ import gc
 import logging
 import signal
 from collections.abc import Coroutine, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 
@@ -37,8 +37,11 @@ class _Server(uvicorn.Server):
         yield
 
 
-def run_async(main: Coroutine[Any, Any, None]) -> None:
-    """Run a coroutine on uvloop when it is installed."""
+_T = TypeVar("_T")
+
+
+def run_async(main: Coroutine[Any, Any, _T]) -> _T:
+    """Run a coroutine on uvloop when it is installed; what it returns."""
     # Everything imported so far lives as long as the process: keep it out of the collector's
     # way, and collect the young generation less often (py-spy on a loaded worker: 7% of its
     # time was the cyclic garbage collector walking long-lived objects).
@@ -47,9 +50,9 @@ def run_async(main: Coroutine[Any, Any, None]) -> None:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(main)
+        return asyncio.run(main)
     else:
-        uvloop.run(main)
+        return uvloop.run(main)
 
 
 async def run_roles(
