@@ -33,8 +33,12 @@ async def claimed(pool: asyncpg.Pool) -> inbox.InboxRow:
     return row
 
 
-def worker(pool: asyncpg.Pool) -> Worker:
-    return Worker(pool, Router(), Notifier(), BotApi("http://127.0.0.1:9"), dict)
+def worker(pool: asyncpg.Pool, *, in_steps: bool = False) -> Worker:
+    made = Worker(pool, Router(), Notifier(), BotApi("http://127.0.0.1:9"), dict)
+    # The commit as Citus runs it (single-shard steps in one transaction, inbox.MARK_DONE);
+    # its statements are plain SQL, so it runs on one server too.
+    made._each_bot = in_steps
+    return made
 
 
 def unit(row: inbox.InboxRow, *, with_transaction: bool) -> UnitOfWork:
@@ -65,11 +69,13 @@ async def state(pool: asyncpg.Pool) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("in_steps", [False, True])
 @pytest.mark.parametrize("with_transaction", [False, True])
 async def test_writes_calls_and_the_done_mark_commit_together(
-    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool
+    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool, in_steps: bool
 ) -> None:
-    await worker(pool)._commit(claimed, unit(claimed, with_transaction=with_transaction))
+    made = worker(pool, in_steps=in_steps)
+    await made._commit(claimed, unit(claimed, with_transaction=with_transaction))
     after = await state(pool)
     assert after["status"] == "done"
     assert [(r["user_id"], r["language"]) for r in after["people"]] == [(USER, "fa")]
@@ -80,14 +86,16 @@ async def test_writes_calls_and_the_done_mark_commit_together(
     assert data == {"missing": [-1001, -1002]}
 
 
+@pytest.mark.parametrize("in_steps", [False, True])
 @pytest.mark.parametrize("with_transaction", [False, True])
 async def test_a_lost_claim_commits_none_of_the_writes(
-    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool
+    pool: asyncpg.Pool, claimed: inbox.InboxRow, with_transaction: bool, in_steps: bool
 ) -> None:
     # Our lock expired and another worker claimed the update again (attempt 2).
     await pool.execute("UPDATE inbox SET attempts = attempts + 1")
+    made = worker(pool, in_steps=in_steps)
     with pytest.raises(_LostClaim):
-        await worker(pool)._commit(claimed, unit(claimed, with_transaction=with_transaction))
+        await made._commit(claimed, unit(claimed, with_transaction=with_transaction))
     after = await state(pool)
     assert after == {
         "status": "processing",
@@ -96,3 +104,36 @@ async def test_a_lost_claim_commits_none_of_the_writes(
         "outbox": 0,
         "bot": "commit_bot",
     }
+
+
+@pytest.mark.parametrize("calls", [1, inbox.VALUES_MOST, inbox.VALUES_MOST + 1])
+async def test_both_commits_queue_the_calls_in_order_and_answer_alike(
+    pool: asyncpg.Pool, claimed: inbox.InboxRow, calls: int
+) -> None:
+    """The steps' result is the one statement's: new ids in call order, older due rows of the
+    chats, and whether the person has another update due (rows of VALUES up to VALUES_MOST
+    calls, from arrays past it)."""
+    answers = []
+    for in_steps in (False, True):
+        await pool.execute("UPDATE inbox SET status = 'processing'")
+        await pool.execute("DELETE FROM outbox")
+        await pool.execute(
+            "INSERT INTO outbox (bot_id, chat_id, method, params, priority, inbox_id)"
+            " VALUES ($1, $2, 'sendMessage', '{}', 0, NULL)",
+            BOT,
+            USER,
+        )
+        uow = UnitOfWork(BOT, inbox_id=claimed.id)
+        for n in range(calls):
+            uow.send(USER, "sendMessage", {"text": f"part {n}"})
+        committed = await worker(pool, in_steps=in_steps)._commit(claimed, uow)
+        texts = await pool.fetch(
+            "SELECT id, params->>'text' AS text FROM outbox WHERE inbox_id = $1 ORDER BY id",
+            claimed.id,
+        )
+        assert [r["text"] for r in texts] == [f"part {n}" for n in range(calls)]
+        assert committed["ids"] == [r["id"] for r in texts]
+        older = await pool.fetchval("SELECT min(id) FROM outbox")
+        assert older in committed["before"]
+        answers.append((committed["done"], committed["next"]))
+    assert answers == [(1, False), (1, False)]

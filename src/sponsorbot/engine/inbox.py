@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.db.pool import on_citus
-from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE_IF_DONE
+from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE, ENQUEUE_IF_DONE
 from sponsorbot.engine.updates import Classified, classify
 
 # Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
@@ -247,6 +247,57 @@ def done_with(statements: tuple[str, ...]) -> str:
         parts.append(f"w{i} AS ({_shifted(sql, offset)})")
         offset += max((int(n) for n in _PARAM.findall(sql)), default=0)
     return "WITH " + ", ".join(parts) + ", " + _DONE + _LOST_CHECK
+
+
+# On Citus the commit goes in steps, in one transaction: each step names one bot and is a
+# single-shard (router) statement, where Citus plans the one statement of data-modifying CTEs
+# above as a distributed subplan per CTE, passing results through the coordinator (64 ms a call
+# under load against well under one for the steps; docs/scaling.md). The mark comes first: a
+# lost claim stops the transaction before any write. $1 bot, $2 row, $3 attempts.
+MARK_DONE = """
+UPDATE inbox SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL,
+                 error = NULL
+WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $3
+RETURNING chat_key
+"""
+# The calls, queued after the mark took ($1 bot, $2 inbox row, $3-$9 call_arrays): from arrays
+# Citus runs an INSERT ... SELECT through the coordinator, so up to VALUES_MOST calls go as rows
+# of VALUES (a router statement; `enqueue_values`), in call order, which their ids follow.
+ENQUEUE_STEP = f"{ENQUEUE} RETURNING id"
+VALUES_MOST = 16
+_CALL_COLUMNS = "bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id"
+
+
+@functools.lru_cache(maxsize=VALUES_MOST)
+def enqueue_values(n: int) -> str:
+    """The INSERT of `n` calls as rows of VALUES: $1 bot, $2 inbox row, then per call its
+    chat, method, params, priority, not_before, ref and uses_ref (`call_values`)."""
+    if not 1 <= n <= VALUES_MOST:
+        raise ValueError(f"between 1 and {VALUES_MOST} calls, not {n}")
+    rows = []
+    for i in range(n):
+        p = [f"${3 + 7 * i + k}" for k in range(7)]
+        rows.append(
+            f"($1, {p[0]}::bigint, {p[1]}::text, {p[2]}::jsonb, {p[3]}::int,"
+            f" COALESCE({p[4]}::timestamptz, now()), {p[5]}::text, {p[6]}::text, $2)"
+        )
+    return f"INSERT INTO outbox ({_CALL_COLUMNS}) VALUES {', '.join(rows)} RETURNING id"
+
+
+# Older due rows of the chats written to ($1 bot, $2 chats), as DONE_AND_ENQUEUE's `before`;
+# this step sees the calls just queued, which the hand-over leaves out.
+BEFORE_STEP = f"""
+SELECT o.id FROM outbox o
+WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($2::bigint[])
+  AND o.not_before <= now() AND o.priority < {BACKGROUND}
+ORDER BY o.id
+"""
+# Whether the person has another update due ($1 bot, $2 chat key), as DONE_AND_ENQUEUE's `next`.
+NEXT_STEP = """
+SELECT 1 FROM inbox n
+WHERE n.bot_id = $1 AND n.chat_key = $2 AND n.status = 'pending' AND n.next_attempt_at <= now()
+LIMIT 1
+"""
 
 
 # A failure, decided in the database: a real error ($6 false) counts towards $3 failures; a

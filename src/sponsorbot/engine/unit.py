@@ -84,6 +84,15 @@ def call_arrays(calls: list[QueuedCall]) -> list[list[Any]]:
     ]
 
 
+def call_values(calls: list[QueuedCall]) -> list[Any]:
+    """Calls as the rows of inbox.enqueue_values take them, one after the other ($3 on)."""
+    return [
+        value
+        for c in calls
+        for value in (c.chat_id, c.method, c.params, c.priority, c.not_before, c.ref, c.uses_ref)
+    ]
+
+
 @dataclass(slots=True)
 class UnitOfWork:
     """Writes and calls gathered during a handler, committed after it returns.
@@ -118,7 +127,8 @@ class UnitOfWork:
 
         The worker runs these beside the done mark, in one statement (one round trip, no
         transaction), after any in-order writes. They all see the database as it was before
-        that statement, so two of them must never touch the same row.
+        that statement, so two of them must never touch the same row. (On Citus they run one
+        after the other in the commit's transaction: inbox.MARK_DONE says why.)
         """
         if ";" in sql:
             raise ValueError("one statement, without a semicolon")

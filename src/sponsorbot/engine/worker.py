@@ -7,7 +7,8 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import asyncpg
 
@@ -25,7 +26,7 @@ from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.recovery import PROBE_S, InboxProbes, wake_inbox
 from sponsorbot.engine.routing import Router
-from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays
+from sponsorbot.engine.unit import Context, UnitOfWork, call_arrays, call_values
 from sponsorbot.telegram import BotApi, TelegramError, Unauthorized, scrub
 
 log = logging.getLogger(__name__)
@@ -259,8 +260,10 @@ class Worker:
         self._wakes.add(task)
         task.add_done_callback(self._wakes.discard)
 
-    async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> asyncpg.Record:
+    async def _commit(self, row: inbox.InboxRow, uow: UnitOfWork) -> Mapping[str, Any]:
         """The handler's writes, the done mark and its queued calls, atomically."""
+        if self._each_bot:
+            return await self._commit_in_steps(row, uow)
         args = [row.bot_id, row.id, *call_arrays(uow.calls), row.attempts]
         sql = DONE_AND_ENQUEUE
         if uow.statements:
@@ -271,7 +274,7 @@ class Worker:
             if not uow.writes:
                 # One statement is its own transaction: no BEGIN and COMMIT round trips, and
                 # it can share one round trip and commit with other updates' statements.
-                result = await self.commits.run(sql, args, row.bot_id)
+                result: Mapping[str, Any] | None = await self.commits.run(sql, args, row.bot_id)
                 if result is None or result["done"] != 1:
                     raise _LostClaim
                 return result
@@ -287,7 +290,37 @@ class Worker:
                 raise _LostClaim from None
             raise
 
-    def _hand_over(self, bot_id: int, uow: UnitOfWork, committed: asyncpg.Record) -> None:
+    async def _commit_in_steps(self, row: inbox.InboxRow, uow: UnitOfWork) -> Mapping[str, Any]:
+        """On Citus: the same commit as single-shard statements in one transaction
+        (inbox.MARK_DONE), with the same result as DONE_AND_ENQUEUE's row."""
+        ids: list[int] = []
+        async with self.pool.acquire() as conn, conn.transaction():
+            if await conn.fetchrow(inbox.MARK_DONE, row.bot_id, row.id, row.attempts) is None:
+                raise _LostClaim
+            for write in uow.writes:
+                await write(conn)
+            for sql, more in uow.statements:
+                await conn.execute(sql, *more)
+            before: list[int] = []
+            if uow.calls:
+                if len(uow.calls) <= inbox.VALUES_MOST:
+                    queued = await conn.fetch(
+                        inbox.enqueue_values(len(uow.calls)),
+                        row.bot_id,
+                        row.id,
+                        *call_values(uow.calls),
+                    )
+                else:
+                    queued = await conn.fetch(
+                        inbox.ENQUEUE_STEP, row.bot_id, row.id, *call_arrays(uow.calls)
+                    )
+                ids = sorted(r["id"] for r in queued)
+                chats = sorted({call.chat_id for call in uow.calls})
+                before = [r["id"] for r in await conn.fetch(inbox.BEFORE_STEP, row.bot_id, chats)]
+            more_due = await conn.fetchval(inbox.NEXT_STEP, row.bot_id, row.chat_key)
+        return {"done": 1, "ids": ids, "before": before, "next": more_due is not None}
+
+    def _hand_over(self, bot_id: int, uow: UnitOfWork, committed: Mapping[str, Any]) -> None:
         """Give the queued calls to this process's sender of the bot, or wake whoever sends."""
         ids: list[int] = committed["ids"]
         rows = [
