@@ -7,7 +7,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from sponsorbot.engine import inbox
+from sponsorbot.engine import inbox, outbox
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import UnitOfWork
@@ -106,7 +106,7 @@ async def test_a_lost_claim_commits_none_of_the_writes(
     }
 
 
-@pytest.mark.parametrize("calls", [1, inbox.VALUES_MOST, inbox.VALUES_MOST + 1])
+@pytest.mark.parametrize("calls", [1, outbox.VALUES_MOST, outbox.VALUES_MOST + 1])
 async def test_both_commits_queue_the_calls_in_order_and_answer_alike(
     pool: asyncpg.Pool, claimed: inbox.InboxRow, calls: int
 ) -> None:

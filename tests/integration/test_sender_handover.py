@@ -141,3 +141,63 @@ async def test_outcomes_of_a_sender_whose_lease_went_elsewhere_are_still_written
     assert await manager._write_orphans() is False
     assert manager.ledgers[7].ids() == []
     assert await pool.fetchval("SELECT status FROM outbox WHERE id = $1", sent_id) == "sent"
+
+
+async def test_the_record_in_steps_writes_what_the_one_statement_writes(
+    pool: asyncpg.Pool,
+) -> None:
+    """outbox.record as Citus runs it (single-shard steps, FINISH_STEP) and as one statement:
+    the same outcomes, references (more than VALUES_MOST of them), blocked people and counts."""
+    await pool.execute(
+        "INSERT INTO bots (id, username, token_enc, token_tail, mode, webhook_path,"
+        " webhook_secret_hash) VALUES (7, 'handover_bot', '', 'xxxx', 'webhook', 'p', '')"
+    )
+    written = []
+    for in_steps in (False, True):
+        for table in ("outbox", "message_refs", "people", "send_stats"):
+            await pool.execute(f"DELETE FROM {table}")
+        ids = [
+            await pool.fetchval(
+                "INSERT INTO outbox (bot_id, chat_id, method, params)"
+                " VALUES (7, $1, 'sendMessage', '{}') RETURNING id",
+                chat,
+            )
+            for chat in (5, 6, 8)
+        ]
+        refs = [(f"gate:{n}", n, 100 + n) for n in range(outbox.VALUES_MOST + 4)]
+        outcomes = [
+            Outcome(ids[0], "sent", None, 41),
+            Outcome(ids[1], "failed", "Forbidden: bot was blocked by the user"),
+            Outcome(ids[2], "failed", "Bad Request: chat not found"),
+        ]
+        await outbox.record(pool, 7, BatchRecord(outcomes, refs, [6, 9], 1), citus=in_steps)
+        written.append(
+            (
+                [
+                    tuple(r)
+                    for r in await pool.fetch(
+                        "SELECT chat_id, status, error, result_message_id, attempts, "
+                        "sent_at IS NOT NULL FROM outbox ORDER BY id"
+                    )
+                ],
+                [tuple(r) for r in await pool.fetch("SELECT * FROM message_refs ORDER BY ref")],
+                [
+                    tuple(r)
+                    for r in await pool.fetch(
+                        "SELECT user_id, blocked_at IS NOT NULL FROM people ORDER BY user_id"
+                    )
+                ],
+                [
+                    tuple(r)
+                    for r in await pool.fetch("SELECT sent, failed, throttled FROM send_stats")
+                ],
+            )
+        )
+    one, steps = written
+    assert [r[:2] for r in steps[0]] == [(5, "sent"), (6, "failed"), (8, "failed")]
+    assert len(steps[1]) == outbox.VALUES_MOST + 4
+    assert steps[2] == [(6, True), (9, True)]
+    assert steps[3] == [(1, 2, 1)]
+    # created_at differs between the two runs; everything else is the same.
+    assert steps[0] == one[0] and steps[2:] == one[2:]
+    assert [r[:4] for r in steps[1]] == [r[:4] for r in one[1]]

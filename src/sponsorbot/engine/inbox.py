@@ -11,7 +11,13 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.db.pool import on_citus
-from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE, ENQUEUE_IF_DONE
+from sponsorbot.engine.outbox import (
+    BACKGROUND,
+    ENQUEUE,
+    ENQUEUE_IF_DONE,
+    VALUES_MOST,
+    values_rows,
+)
 from sponsorbot.engine.updates import Classified, classify
 
 # Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
@@ -264,24 +270,21 @@ RETURNING chat_key
 # Citus runs an INSERT ... SELECT through the coordinator, so up to VALUES_MOST calls go as rows
 # of VALUES (a router statement; `enqueue_values`), in call order, which their ids follow.
 ENQUEUE_STEP = f"{ENQUEUE} RETURNING id"
-VALUES_MOST = 16
 _CALL_COLUMNS = "bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id"
+_CALL_ROW = (
+    "($1, {}::bigint, {}::text, {}::jsonb, {}::int, COALESCE({}::timestamptz, now()), {}::text,"
+    " {}::text, $2)"
+)
 
 
 @functools.lru_cache(maxsize=VALUES_MOST)
 def enqueue_values(n: int) -> str:
     """The INSERT of `n` calls as rows of VALUES: $1 bot, $2 inbox row, then per call its
-    chat, method, params, priority, not_before, ref and uses_ref (`call_values`)."""
+    chat, method, params, priority, not_before, ref and uses_ref (unit.call_values)."""
     if not 1 <= n <= VALUES_MOST:
         raise ValueError(f"between 1 and {VALUES_MOST} calls, not {n}")
-    rows = []
-    for i in range(n):
-        p = [f"${3 + 7 * i + k}" for k in range(7)]
-        rows.append(
-            f"($1, {p[0]}::bigint, {p[1]}::text, {p[2]}::jsonb, {p[3]}::int,"
-            f" COALESCE({p[4]}::timestamptz, now()), {p[5]}::text, {p[6]}::text, $2)"
-        )
-    return f"INSERT INTO outbox ({_CALL_COLUMNS}) VALUES {', '.join(rows)} RETURNING id"
+    rows = values_rows(n, _CALL_ROW, 3)
+    return f"INSERT INTO outbox ({_CALL_COLUMNS}) VALUES {rows} RETURNING id"
 
 
 # Older due rows of the chats written to ($1 bot, $2 chats), as DONE_AND_ENQUEUE's `before`;

@@ -15,7 +15,7 @@ import asyncpg
 from sponsorbot.db import errors as db_errors
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.db.pool import on_citus
-from sponsorbot.engine import inbox
+from sponsorbot.engine import inbox, outbox
 from sponsorbot.engine.bots import ActiveBot
 from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.conversation import Conversation
@@ -303,7 +303,7 @@ class Worker:
                 await conn.execute(sql, *more)
             before: list[int] = []
             if uow.calls:
-                if len(uow.calls) <= inbox.VALUES_MOST:
+                if len(uow.calls) <= outbox.VALUES_MOST:
                     queued = await conn.fetch(
                         inbox.enqueue_values(len(uow.calls)),
                         row.bot_id,
