@@ -270,6 +270,7 @@ TIER = (
     "tests/integration/test_sender_handover.py",
     "tests/integration/test_janitor.py",
     "tests/integration/test_group_commit.py",
+    "tests/integration/test_gathered_intake.py::test_the_citus_form_stores_each_bots_updates",
     "tests/integration/test_stats_rollup.py",
     "tests/integration/test_stats_rewind.py",
     "tests/integration/test_stats_campaigns.py",

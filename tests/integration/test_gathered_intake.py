@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from sponsorbot.db.pool import connect
-from sponsorbot.engine import gathered
+from sponsorbot.engine import gathered, outbox
 from sponsorbot.engine.gathered import GatheredInserts
 from sponsorbot.engine.notify import CHANNEL
 from sponsorbot.engine.updates import classify
@@ -160,3 +160,21 @@ async def test_close_stores_what_was_gathered(pool: asyncpg.Pool, bots: None) ->
     await inserts.close()
     await task
     assert await pool.fetchval("SELECT count(*) FROM inbox") == 1
+
+
+@pytest.mark.parametrize("per_bot", [3, outbox.VALUES_MOST + 2])
+async def test_the_citus_form_stores_each_bots_updates_in_arrival_order(
+    pool: asyncpg.Pool, bots: None, per_bot: int
+) -> None:
+    """On Citus one statement per bot (rows of VALUES up to VALUES_MOST, arrays past it), each
+    bot's updates in the order they came; its statements are plain SQL, so they run here too."""
+    counting = CountingPool(pool)
+    inserts = GatheredInserts(counting, "api-1/inbox", citus=True)
+    raws = [(BOTS[n % 2], _update(300 + n, 700 + n % 3)) for n in range(2 * per_bot)]
+    await asyncio.gather(*(_store(inserts, bot_id, raw) for bot_id, raw in raws))
+    assert counting.statements == len(BOTS) + 1  # one insert per bot, then the wake-up
+    for bot_id in BOTS:
+        rows = await pool.fetch("SELECT update_id FROM inbox WHERE bot_id = $1 ORDER BY id", bot_id)
+        assert [r["update_id"] for r in rows] == [
+            300 + n for n, (bot, _) in enumerate(raws) if bot == bot_id
+        ]

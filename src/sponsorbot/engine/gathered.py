@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from sponsorbot.engine.inbox import INSERTS, REUSE
+from sponsorbot.engine.inbox import INSERTS, REUSE, insert_text_values
 from sponsorbot.engine.notify import CHANNEL
+from sponsorbot.engine.outbox import VALUES_MOST
 from sponsorbot.engine.updates import Classified
 
 # The engine's own window, for tools and tests: short, a few updates at a couple of hundred a
@@ -138,6 +139,14 @@ class GatheredInserts:
         for p in rows:
             by_bot.setdefault(p.bot_id, []).append(p)
         for bot_id, mine in by_bot.items():
+            if len(mine) <= VALUES_MOST:
+                values = [
+                    v
+                    for p in mine
+                    for v in (p.update.update_id, p.update.kind, p.update.chat_key, p.text)
+                ]
+                await self.pool.execute(insert_text_values(len(mine)), bot_id, *values)
+                continue
             await self.pool.execute(
                 INSERTS[True].many_text,
                 bot_id,

@@ -87,6 +87,22 @@ INSERTS = {
     True: Inserts(INSERT_CITUS, INSERT_TEXT_CITUS, INSERT_MANY_CITUS, INSERT_MANY_TEXT_CITUS),
 }
 
+_INBOX_COLUMNS = "bot_id, update_id, kind, chat_key, payload"
+_TEXT_ROW = "($1, {}::bigint, {}::text, {}::bigint, {}::text::jsonb)"
+
+
+@functools.lru_cache(maxsize=VALUES_MOST)
+def insert_text_values(n: int) -> str:
+    """One bot's `n` webhook updates as rows of VALUES, in arrival order (the webhook intake on
+    Citus): $1 bot, then per update its id, kind, chat key and JSON text. From arrays
+    (`Inserts.many_text`) Citus runs an INSERT ... SELECT through the coordinator; rows of
+    VALUES are a router statement on the bot's shard."""
+    if not 1 <= n <= VALUES_MOST:
+        raise ValueError(f"between 1 and {VALUES_MOST} updates, not {n}")
+    rows = values_rows(n, _TEXT_ROW, 2)
+    return f"INSERT INTO inbox ({_INBOX_COLUMNS}) VALUES {rows}{REUSE_CITUS}"
+
+
 # Three steps, and each claimed row's person's open conversation (conversation.READ, `talk`:
 # `{}` when none is open), which a filter of nearly every message asks for: read here, it
 # costs no round trip of its own. `due`: the oldest waiting rows, plus rows whose worker died
