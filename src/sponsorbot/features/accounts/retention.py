@@ -7,22 +7,30 @@ from __future__ import annotations
 
 from sponsorbot.engine.janitor import Sweep
 
-
-def _batch(table: str, key: str, stale: str) -> str:
-    """The statement deleting a batch of `table`'s rows that `stale` finds: at most $1 of
-    them, picked by `key`, so that a long backlog never holds one long transaction."""
-    return f"""
-DELETE FROM {table} WHERE {key} IN (
-    SELECT {key} FROM {table} WHERE {stale} LIMIT $1)
+DELETE_AUDIT = """
+DELETE FROM audit_log WHERE id IN (
+    SELECT id FROM audit_log WHERE at < now() - make_interval(secs => $2) LIMIT $1)
 """
-
-
-DELETE_AUDIT = _batch("audit_log", "id", "at < now() - make_interval(secs => $2)")
-DELETE_FAILURES = _batch("signin_failures", "id", "at < now() - interval '7 days'")
-DELETE_SESSIONS = _batch("panel_sessions", "id_hash", "expires_at < now() - interval '1 day'")
-DELETE_SETUP_CODES = _batch("setup_codes", "code_hash", "expires_at < now() - interval '1 day'")
-DELETE_INVITATIONS = _batch("invitations", "id", "expires_at < now() - interval '30 days'")
-DELETE_RESETS = _batch("password_resets", "id", "expires_at < now() - interval '30 days'")
+DELETE_FAILURES = """
+DELETE FROM signin_failures WHERE id IN (
+    SELECT id FROM signin_failures WHERE at < now() - interval '7 days' LIMIT $1)
+"""
+DELETE_SESSIONS = """
+DELETE FROM panel_sessions WHERE id_hash IN (
+    SELECT id_hash FROM panel_sessions WHERE expires_at < now() - interval '1 day' LIMIT $1)
+"""
+DELETE_SETUP_CODES = """
+DELETE FROM setup_codes WHERE code_hash IN (
+    SELECT code_hash FROM setup_codes WHERE expires_at < now() - interval '1 day' LIMIT $1)
+"""
+DELETE_INVITATIONS = """
+DELETE FROM invitations WHERE id IN (
+    SELECT id FROM invitations WHERE expires_at < now() - interval '30 days' LIMIT $1)
+"""
+DELETE_RESETS = """
+DELETE FROM password_resets WHERE id IN (
+    SELECT id FROM password_resets WHERE expires_at < now() - interval '30 days' LIMIT $1)
+"""
 
 
 def sweeps(audit_keep_s: float) -> list[Sweep]:
