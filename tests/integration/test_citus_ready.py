@@ -30,6 +30,7 @@ import pglast
 import pytest
 
 from sponsorbot.db.citus_schema import CROSS_BOT_UNIQUE, NOT_BY_BOT, WORKSPACE_TABLES
+from sponsorbot.engine import inbox, outbox
 from sponsorbot.features.shop import queries as shop_queries
 from sponsorbot.features.shop.queries import LOG as INSERT_LOG
 from sponsorbot.loadtest import statements
@@ -79,6 +80,12 @@ DYNAMIC_SQL: dict[str, str] = {
     "sponsorbot.features.content.service:ContentService.update": (
         "one table (contents); the SET list is chosen among fixed columns"
     ),
+    # Rows of VALUES, as many as the statement carries: each built statement is checked in
+    # test_the_statements_built_row_by_row_are_one_bot_each.
+    "sponsorbot.engine.inbox:enqueue_values": "rows of VALUES, up to outbox.VALUES_MOST",
+    "sponsorbot.engine.inbox:insert_text_values": "rows of VALUES, up to outbox.VALUES_MOST",
+    "sponsorbot.engine.outbox:refs_values": "rows of VALUES, up to outbox.VALUES_MOST",
+    "sponsorbot.engine.outbox:blocked_values": "rows of VALUES, up to outbox.VALUES_MOST",
 }
 
 # Module-level pieces of statements that start like one (each statement made of them is
@@ -117,6 +124,12 @@ ONE_BOT_EACH = (
     "features.gate.visitor:BY_CODE",
     "features.gate.visitor:SET_GATE",
     "features.gate.visitor:SEEN_WITH_GATE",
+    # The commit and the record in single-shard steps, as they run on Citus.
+    "engine.inbox:MARK_DONE",
+    "engine.inbox:BEFORE_STEP",
+    "engine.inbox:NEXT_STEP",
+    "engine.outbox:FINISH_STEP",
+    "engine.outbox:COUNT_STEP",
 )
 
 TABLES = """
@@ -415,3 +428,30 @@ async def test_removing_a_bot_removes_its_shop_whatever_refers_to_what(pool: asy
     await pool.execute(ADD_BOT, 9)
     with pytest.raises(asyncpg.ForeignKeyViolationError):
         await pool.execute(ADD_ORDER, 9, other, None)
+
+
+async def test_the_statements_built_row_by_row_are_one_bot_each(db_dsn: str) -> None:
+    """The statements of rows of VALUES (DYNAMIC_SQL), at their smallest and largest: each
+    parses, PostgreSQL plans it on the migrated schema, and every table in it is tied to the
+    one bot $1, so that Citus sends it whole to that bot's shard."""
+    catalog = await read_catalog(db_dsn)
+    built = {
+        f"{make.__name__}({n})": make(n)
+        for make in (
+            inbox.enqueue_values,
+            inbox.insert_text_values,
+            outbox.refs_values,
+            outbox.blocked_values,
+        )
+        for n in (1, outbox.VALUES_MOST)
+    }
+    conn = await asyncpg.connect(db_dsn)
+    try:
+        for sql in built.values():
+            pglast.parse_sql(sql)
+            await conn.prepare(sql)
+    finally:
+        await conn.close()
+    assert {name: unpinned(sql, catalog.schema) for name, sql in built.items()} == {
+        name: [] for name in built
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,15 +138,8 @@ ON CONFLICT (bot_id, minute) DO UPDATE
 SET sent = send_stats.sent + excluded.sent, failed = send_stats.failed + excluded.failed,
     throttled = send_stats.throttled + excluded.throttled
 """
-_REFS_STEP = """
-INSERT INTO message_refs (bot_id, ref, chat_id, message_id) VALUES {rows}
-ON CONFLICT (bot_id, ref) DO UPDATE
-SET chat_id = excluded.chat_id, message_id = excluded.message_id, created_at = excluded.created_at
-"""
-_BLOCKED_STEP = """
-INSERT INTO people (bot_id, user_id, blocked_at) VALUES {rows}
-ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at
-"""
+_REF_ROW = "($1, {}::text, {}::bigint, {}::bigint)"
+_BLOCKED_ROW = "($1, {}::bigint, now())"
 VALUES_MOST = 16
 
 
@@ -156,6 +150,29 @@ def values_rows(n: int, row: str, first: int) -> str:
     return ", ".join(
         row.format(*(f"${first + width * i + k}" for k in range(width))) for i in range(n)
     )
+
+
+@functools.lru_cache(maxsize=VALUES_MOST)
+def refs_values(n: int) -> str:
+    """Remember `n` message ids as rows of VALUES: $1 bot, then per reference its key, chat
+    and message id (RECORD's `refs` on Citus)."""
+    rows = values_rows(n, _REF_ROW, 2)
+    return f"""
+INSERT INTO message_refs (bot_id, ref, chat_id, message_id) VALUES {rows}
+ON CONFLICT (bot_id, ref) DO UPDATE
+SET chat_id = excluded.chat_id, message_id = excluded.message_id, created_at = excluded.created_at
+"""
+
+
+@functools.lru_cache(maxsize=VALUES_MOST)
+def blocked_values(n: int) -> str:
+    """Mark `n` people who blocked the bot, as rows of VALUES: $1 bot, then their ids
+    (RECORD's `blocked` on Citus)."""
+    rows = values_rows(n, _BLOCKED_ROW, 2)
+    return f"""
+INSERT INTO people (bot_id, user_id, blocked_at) VALUES {rows}
+ON CONFLICT (bot_id, user_id) DO UPDATE SET blocked_at = excluded.blocked_at
+"""
 
 
 @dataclass(slots=True)
@@ -289,13 +306,9 @@ async def _record_in_steps(
             )
         for start in range(0, len(refs), VALUES_MOST):
             part = refs[start : start + VALUES_MOST]
-            rows = values_rows(len(part), "($1, {}::text, {}::bigint, {}::bigint)", 2)
-            await conn.execute(
-                _REFS_STEP.format(rows=rows), bot_id, *(v for ref in part for v in ref)
-            )
+            await conn.execute(refs_values(len(part)), bot_id, *(v for ref in part for v in ref))
         for start in range(0, len(blocked), VALUES_MOST):
             people = blocked[start : start + VALUES_MOST]
-            rows = values_rows(len(people), "($1, {}::bigint, now())", 2)
-            await conn.execute(_BLOCKED_STEP.format(rows=rows), bot_id, *people)
+            await conn.execute(blocked_values(len(people)), bot_id, *people)
         if done or batch.throttled:
             await conn.execute(COUNT_STEP, bot_id, sent, len(done) - sent, batch.throttled)
