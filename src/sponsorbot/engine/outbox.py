@@ -258,57 +258,50 @@ async def record(
     # One row per key: ON CONFLICT cannot touch a row twice in one statement, and a batch that
     # fails for it would be retried, and fail, for ever. The latest message id wins.
     refs = list({ref: (ref, chat, message) for ref, chat, message in batch.refs}.values())
-    args = (
-        bot_id,
+    blocked = sorted(set(batch.blocked))
+    outcomes = (
         [o.id for o in done],
         [o.status for o in done],
         [o.error for o in done],
         [o.message_id for o in done],
         [o.tries for o in done],
+    )
+    counts = (sent, len(done) - sent, batch.throttled)
+    if citus:
+        await _record_in_steps(pool, bot_id, outcomes, refs, blocked, counts)
+        return
+    args = (
+        bot_id,
+        *outcomes,
         [r[0] for r in refs],
         [r[1] for r in refs],
         [r[2] for r in refs],
-        sorted(set(batch.blocked)),
-        sent,
-        len(done) - sent,
-        batch.throttled,
+        blocked,
+        *counts,
     )
-    if citus:
-        await _record_in_steps(pool, bot_id, done, refs, sorted(set(batch.blocked)), batch)
-        return
-    sql = RECORD
     if commits is None:
-        await pool.execute(sql, *args)
+        await pool.execute(RECORD, *args)
     else:
-        await commits.run(sql, args, bot_id)
+        await commits.run(RECORD, args, bot_id)
 
 
 async def _record_in_steps(
     pool: asyncpg.Pool,
     bot_id: int,
-    done: list[Outcome],
+    outcomes: tuple[list[Any], ...],
     refs: list[tuple[str, int, int]],
     blocked: list[int],
-    batch: BatchRecord,
+    counts: tuple[int, int, int],
 ) -> None:
     """RECORD on Citus: its parts as single-shard statements in one transaction (FINISH_STEP)."""
-    sent = sum(1 for o in done if o.status == "sent")
     async with pool.acquire() as conn, conn.transaction():
-        if done:
-            await conn.execute(
-                FINISH_STEP,
-                bot_id,
-                [o.id for o in done],
-                [o.status for o in done],
-                [o.error for o in done],
-                [o.message_id for o in done],
-                [o.tries for o in done],
-            )
+        if outcomes[0]:
+            await conn.execute(FINISH_STEP, bot_id, *outcomes)
         for start in range(0, len(refs), VALUES_MOST):
             part = refs[start : start + VALUES_MOST]
             await conn.execute(refs_values(len(part)), bot_id, *(v for ref in part for v in ref))
         for start in range(0, len(blocked), VALUES_MOST):
             people = blocked[start : start + VALUES_MOST]
             await conn.execute(blocked_values(len(people)), bot_id, *people)
-        if done or batch.throttled:
-            await conn.execute(COUNT_STEP, bot_id, sent, len(done) - sent, batch.throttled)
+        if any(counts):
+            await conn.execute(COUNT_STEP, bot_id, *counts)
