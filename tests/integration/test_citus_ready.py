@@ -82,7 +82,7 @@ DYNAMIC_SQL: dict[str, str] = {
     ),
     # Rows of VALUES, as many as the statement carries: each built statement is checked in
     # test_the_statements_built_row_by_row_are_one_bot_each.
-    "sponsorbot.engine.inbox:enqueue_values": "rows of VALUES, up to outbox.VALUES_MOST",
+    "sponsorbot.engine.outbox:enqueue_values": "rows of VALUES, up to outbox.VALUES_MOST",
     "sponsorbot.engine.inbox:insert_text_values": "rows of VALUES, up to outbox.VALUES_MOST",
     "sponsorbot.engine.outbox:refs_values": "rows of VALUES, up to outbox.VALUES_MOST",
     "sponsorbot.engine.outbox:blocked_values": "rows of VALUES, up to outbox.VALUES_MOST",
@@ -438,7 +438,7 @@ async def test_the_statements_built_row_by_row_are_one_bot_each(db_dsn: str) -> 
     built = {
         f"{make.__name__}({n})": make(n)
         for make in (
-            inbox.enqueue_values,
+            outbox.enqueue_values,
             inbox.insert_text_values,
             outbox.refs_values,
             outbox.blocked_values,

@@ -11,13 +11,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.db.pool import on_citus
-from sponsorbot.engine.outbox import (
-    BACKGROUND,
-    ENQUEUE,
-    ENQUEUE_IF_DONE,
-    VALUES_MOST,
-    values_rows,
-)
+from sponsorbot.engine.outbox import BACKGROUND, ENQUEUE_IF_DONE, VALUES_MOST, values_rows
 from sponsorbot.engine.updates import Classified, classify
 
 # Dedupe is (bot_id, update_id), and a redelivery is never older than a day (Telegram keeps an
@@ -222,19 +216,23 @@ def _quoted(kind: str) -> str:
 # (the statement does not see its own inserts), for the hand-off to a local sender; and whether
 # the same person has another update due (`next`), which was passed over while this one was in
 # hand: the worker claims again at once instead of at its next poll.
+# The mark ({attempts}: the parameter holding the attempt we claimed) and the older due rows of
+# the chats in {chats}: pieces of DONE_AND_ENQUEUE and of the steps on Citus (MARK_DONE).
+_MARK = """UPDATE inbox
+    SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL, error = NULL
+    WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = {attempts}"""
+_OLDER = f"""SELECT o.id FROM outbox o
+             WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ({{chats}}::bigint[])
+               AND o.not_before <= now() AND o.priority < {BACKGROUND}
+             ORDER BY o.id"""
 _DONE = f"""
 done AS (
-    UPDATE inbox SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL,
-                     error = NULL
-    WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $10
+    {_MARK.format(attempts="$10")}
     RETURNING id, chat_key
 ), queued AS ({ENQUEUE_IF_DONE} RETURNING id)
 """
 _RESULT = f""", ARRAY(SELECT q.id FROM queued q ORDER BY q.id) AS ids,
-       ARRAY(SELECT o.id FROM outbox o
-             WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($3::bigint[])
-               AND o.not_before <= now() AND o.priority < {BACKGROUND}
-             ORDER BY o.id) AS before,
+       ARRAY({_OLDER.format(chats="$3")}) AS before,
        EXISTS (SELECT 1 FROM inbox n JOIN done d ON n.chat_key = d.chat_key
                WHERE n.bot_id = $1 AND n.status = 'pending' AND n.next_attempt_at <= now())
            AS next
@@ -276,41 +274,10 @@ def done_with(statements: tuple[str, ...]) -> str:
 # above as a distributed subplan per CTE, passing results through the coordinator (64 ms a call
 # under load against well under one for the steps; docs/scaling.md). The mark comes first: a
 # lost claim stops the transaction before any write. $1 bot, $2 row, $3 attempts.
-MARK_DONE = """
-UPDATE inbox SET status = 'done', handled_at = statement_timestamp(), locked_until = NULL,
-                 error = NULL
-WHERE id = $2 AND bot_id = $1 AND status = 'processing' AND attempts = $3
-RETURNING chat_key
-"""
-# The calls, queued after the mark took ($1 bot, $2 inbox row, $3-$9 call_arrays): from arrays
-# Citus runs an INSERT ... SELECT through the coordinator, so up to VALUES_MOST calls go as rows
-# of VALUES (a router statement; `enqueue_values`), in call order, which their ids follow.
-ENQUEUE_STEP = f"{ENQUEUE} RETURNING id"
-_CALL_COLUMNS = "bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id"
-_CALL_ROW = (
-    "($1, {}::bigint, {}::text, {}::jsonb, {}::int, COALESCE({}::timestamptz, now()), {}::text,"
-    " {}::text, $2)"
-)
-
-
-@functools.lru_cache(maxsize=VALUES_MOST)
-def enqueue_values(n: int) -> str:
-    """The INSERT of `n` calls as rows of VALUES: $1 bot, $2 inbox row, then per call its
-    chat, method, params, priority, not_before, ref and uses_ref (unit.call_values)."""
-    if not 1 <= n <= VALUES_MOST:
-        raise ValueError(f"between 1 and {VALUES_MOST} calls, not {n}")
-    rows = values_rows(n, _CALL_ROW, 3)
-    return f"INSERT INTO outbox ({_CALL_COLUMNS}) VALUES {rows} RETURNING id"
-
-
+MARK_DONE = f"{_MARK.format(attempts='$3')}\nRETURNING chat_key"
 # Older due rows of the chats written to ($1 bot, $2 chats), as DONE_AND_ENQUEUE's `before`;
 # this step sees the calls just queued, which the hand-over leaves out.
-BEFORE_STEP = f"""
-SELECT o.id FROM outbox o
-WHERE o.bot_id = $1 AND o.status = 'pending' AND o.chat_id = ANY ($2::bigint[])
-  AND o.not_before <= now() AND o.priority < {BACKGROUND}
-ORDER BY o.id
-"""
+BEFORE_STEP = _OLDER.format(chats="$2")
 # Whether the person has another update due ($1 bot, $2 chat key), as DONE_AND_ENQUEUE's `next`.
 NEXT_STEP = """
 SELECT 1 FROM inbox n

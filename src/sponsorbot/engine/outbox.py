@@ -10,11 +10,12 @@ import asyncpg
 
 from sponsorbot.engine.commits import GroupCommit
 
-_QUEUED = """
-INSERT INTO outbox (bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id)
+_CALL_COLUMNS = "bot_id, chat_id, method, params, priority, not_before, ref, uses_ref, inbox_id"
+_QUEUED = f"""
+INSERT INTO outbox ({_CALL_COLUMNS})
 SELECT $1, s.chat_id, s.method, s.params, s.priority, COALESCE(s.not_before, now()), s.ref,
        s.uses_ref, $2
-FROM {source} unnest($3::bigint[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[],
+FROM {{source}} unnest($3::bigint[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[],
                      $8::text[], $9::text[]) WITH ORDINALITY
      AS s (chat_id, method, params, priority, not_before, ref, uses_ref, n)
 ORDER BY s.n
@@ -138,6 +139,13 @@ ON CONFLICT (bot_id, minute) DO UPDATE
 SET sent = send_stats.sent + excluded.sent, failed = send_stats.failed + excluded.failed,
     throttled = send_stats.throttled + excluded.throttled
 """
+# The calls of one unit of work after the mark took, on Citus ($1 bot, $2 inbox row, $3-$9
+# unit.call_arrays; `enqueue_values` up to VALUES_MOST calls).
+ENQUEUE_STEP = f"{ENQUEUE} RETURNING id"
+_CALL_ROW = (
+    "($1, {}::bigint, {}::text, {}::jsonb, {}::int, COALESCE({}::timestamptz, now()), {}::text,"
+    " {}::text, $2)"
+)
 _REF_ROW = "($1, {}::text, {}::bigint, {}::bigint)"
 _BLOCKED_ROW = "($1, {}::bigint, now())"
 VALUES_MOST = 16
@@ -150,6 +158,17 @@ def values_rows(n: int, row: str, first: int) -> str:
     return ", ".join(
         row.format(*(f"${first + width * i + k}" for k in range(width))) for i in range(n)
     )
+
+
+@functools.lru_cache(maxsize=VALUES_MOST)
+def enqueue_values(n: int) -> str:
+    """ENQUEUE_STEP for `n` calls as rows of VALUES, in call order, which their ids follow: $1
+    bot, $2 inbox row, then per call its chat, method, params, priority, not_before, ref and
+    uses_ref (unit.call_values)."""
+    if not 1 <= n <= VALUES_MOST:
+        raise ValueError(f"between 1 and {VALUES_MOST} calls, not {n}")
+    rows = values_rows(n, _CALL_ROW, 3)
+    return f"INSERT INTO outbox ({_CALL_COLUMNS}) VALUES {rows} RETURNING id"
 
 
 @functools.lru_cache(maxsize=VALUES_MOST)

@@ -71,26 +71,18 @@ class QueuedCall:
         return cls(chat_id, method, body, priority, not_before, ref, uses_ref)
 
 
+# A call's columns in the outbox, in the order ENQUEUE and enqueue_values take them.
+_FIELDS = ("chat_id", "method", "params", "priority", "not_before", "ref", "uses_ref")
+
+
 def call_arrays(calls: list[QueuedCall]) -> list[list[Any]]:
     """Calls as the column arrays ENQUEUE and DONE_AND_ENQUEUE take ($3-$9)."""
-    return [
-        [c.chat_id for c in calls],
-        [c.method for c in calls],
-        [c.params for c in calls],
-        [c.priority for c in calls],
-        [c.not_before for c in calls],
-        [c.ref for c in calls],
-        [c.uses_ref for c in calls],
-    ]
+    return [[getattr(call, name) for call in calls] for name in _FIELDS]
 
 
 def call_values(calls: list[QueuedCall]) -> list[Any]:
-    """Calls as the rows of inbox.enqueue_values take them, one after the other ($3 on)."""
-    return [
-        value
-        for c in calls
-        for value in (c.chat_id, c.method, c.params, c.priority, c.not_before, c.ref, c.uses_ref)
-    ]
+    """Calls as the rows of outbox.enqueue_values take them, one after the other ($3 on)."""
+    return [getattr(call, name) for call in calls for name in _FIELDS]
 
 
 @dataclass(slots=True)

@@ -305,14 +305,14 @@ class Worker:
             if uow.calls:
                 if len(uow.calls) <= outbox.VALUES_MOST:
                     queued = await conn.fetch(
-                        inbox.enqueue_values(len(uow.calls)),
+                        outbox.enqueue_values(len(uow.calls)),
                         row.bot_id,
                         row.id,
                         *call_values(uow.calls),
                     )
                 else:
                     queued = await conn.fetch(
-                        inbox.ENQUEUE_STEP, row.bot_id, row.id, *call_arrays(uow.calls)
+                        outbox.ENQUEUE_STEP, row.bot_id, row.id, *call_arrays(uow.calls)
                     )
                 ids = sorted(r["id"] for r in queued)
                 chats = sorted({call.chat_id for call in uow.calls})
