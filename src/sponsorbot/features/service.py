@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -51,3 +52,8 @@ class Record:
     def keys(self) -> list[str]:
         """The field names, in order."""
         return [f.name for f in fields(self)]  # type: ignore[arg-type]
+
+    @classmethod
+    def values_of(cls, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The row's values of this result's fields (a field the row lacks keeps its default)."""
+        return {f.name: row[f.name] for f in fields(cls) if f.name in row}  # type: ignore[arg-type]

@@ -3,7 +3,6 @@ set time, pause, resume or cancel, and read the progress and the report."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -146,7 +145,7 @@ class Broadcast(Record):
     @classmethod
     def of(cls, row: dict[str, Any]) -> Broadcast:
         """A broadcast from its row with `progress`, `estimated_stars` and maybe `failures`."""
-        values = {f.name: row[f.name] for f in dataclasses.fields(cls) if f.name in row}
+        values = cls.values_of(row)
         values["status"] = Status(row["status"])
         values["progress"] = Progress(**row["progress"])
         values["failures"] = tuple(Failure(**failure) for failure in row.get("failures", ()))

@@ -7,7 +7,7 @@ has passed with no leave inside it, left when a leave came inside it, waiting ot
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -114,7 +114,7 @@ class CampaignLink(Record):
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> CampaignLink:
         """A link from its row (with or without its counts)."""
-        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
+        return cls(**cls.values_of(row))
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ class Campaign(Record):
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Campaign:
         """A campaign from a row with its figures and links (`service.describe`)."""
-        values = {f.name: row[f.name] for f in fields(cls) if f.name in row}
+        values = cls.values_of(row)
         values["status"] = Status(row["status"])
         values["links"] = tuple(CampaignLink.of(link) for link in row["links"])
         values["by_bot"] = tuple(CampaignLink.of(link) for link in row.get("by_bot", ()))

@@ -8,7 +8,6 @@ written when the results were dicts (the team's buttons, the tests).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,11 +27,6 @@ def base58(address: bytes | None) -> str | None:
 def money(amount: Decimal | None) -> str | None:
     """A stored amount as a decimal string, None for none."""
     return show(amount) if amount is not None else None
-
-
-def _known(cls: type[Any], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The row's values of the dataclass's fields (a field the row lacks keeps its default)."""
-    return {f.name: row[f.name] for f in dataclasses.fields(cls) if f.name in row}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +58,7 @@ class Payment(Record):
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Payment:
         """A payment from its row (addresses in Base58, money as strings)."""
-        values = _known(cls, row)
+        values = cls.values_of(row)
         for key in ("from_address", "to_address"):
             values[key] = base58(row[key])
         for key in ("amount", "credited_usdt"):
@@ -145,7 +139,7 @@ class Order(Record):
     ) -> Order:
         """An order from its row (queries.ORDER or ORDERS), with its payments and timeline
         when it is read alone."""
-        values = _known(cls, row)
+        values = cls.values_of(row)
         values["address"] = base58(row["address"])
         for key in ("price_usdt", "paid_usdt", "usdt_per_trx", "due_usdt", "due_trx"):
             values[key] = money(row[key])
