@@ -1,4 +1,4 @@
-"""A cap on request bodies, in front of everything but the webhook intake (review finding M1).
+"""A cap on request bodies, before all but the webhook intake (docs/adr/0012-body-limits.md).
 
 FastAPI reads and parses a whole body before any dependency runs, so the API's bearer check
 and the panel's session check come too late to protect memory and disk. This pure ASGI
