@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import asyncpg
+from typer.testing import CliRunner
 
+from sponsorbot.cli import app as cli
 from sponsorbot.db.database import Database
 from sponsorbot.engine.routing import Router
 from sponsorbot.engine.unit import Context
@@ -192,3 +195,20 @@ async def test_status_and_metrics_show_the_queue(
     assert f"sponsorbot_inbox_dead{{{label}}} 1.0" in text
     assert f"sponsorbot_429_last_minute{{{label}}} 2.0" in text
     assert bot["token"] not in text and bot["token"] not in table
+    command = await asyncio.to_thread(
+        CliRunner().invoke, cli, ["status"], env=cli_env(db_dsn, tmp_path)
+    )
+    assert command.exit_code == 0, command.output
+    assert f"@stat_bot ({bot['id']})" in command.output and "90." in command.output
+    assert bot["token"] not in command.output
+
+
+def test_status_command_on_a_workspace_without_bots(db_dsn: str, tmp_path: Path) -> None:
+    command = CliRunner().invoke(cli, ["status"], env=cli_env(db_dsn, tmp_path))
+    assert command.exit_code == 0, command.output
+    assert command.output.startswith("no bots yet: connect one")
+
+
+def cli_env(db_dsn: str, data_dir: Path) -> dict[str, str]:
+    """What the `sponsorbot` command reads from the environment to reach the test's database."""
+    return {"SPONSORBOT_DATABASE_URL": db_dsn, "SPONSORBOT_DATA_DIR": str(data_dir)}
