@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sponsorbot.simulator.types import PERMISSIONS, shape
+from sponsorbot.simulator.types import PERMISSIONS, TYPES, shape
 from sponsorbot.simulator.world import (
     CHANNEL_RIGHTS,
     SUPERGROUP_RIGHTS,
@@ -37,37 +37,19 @@ DEFAULT_PERMISSIONS = shape("ChatPermissions", **dict.fromkeys(PERMISSIONS, True
 RESTRICTED = dict.fromkeys(PERMISSIONS, False)
 
 
+# The Bot API type that shows each kind of file (any other kind shows as a Document), and the
+# fields of that type a stored File fills, in the table's order (no thumbnail: none are made).
+_FILE_TYPES = {"photo": "PhotoSize", "video": "Video"}
+_FILE_FIELDS = {
+    name: tuple(f for f in TYPES[name] if f in File.__dataclass_fields__)
+    for name in ("PhotoSize", "Video", "Document")
+}
+
+
 def file_json(file: File, kind: str) -> dict[str, Any]:
     """PhotoSize, Video or Document: ``kind`` is how the message shows the file."""
-    if kind == "photo":
-        return shape(
-            "PhotoSize",
-            file_id=file.file_id,
-            file_unique_id=file.file_unique_id,
-            width=file.width,
-            height=file.height,
-            file_size=file.file_size,
-        )
-    if kind == "video":
-        return shape(
-            "Video",
-            file_id=file.file_id,
-            file_unique_id=file.file_unique_id,
-            width=file.width,
-            height=file.height,
-            duration=file.duration,
-            file_name=file.file_name,
-            mime_type=file.mime_type,
-            file_size=file.file_size,
-        )
-    return shape(
-        "Document",
-        file_id=file.file_id,
-        file_unique_id=file.file_unique_id,
-        file_name=file.file_name,
-        mime_type=file.mime_type,
-        file_size=file.file_size,
-    )
+    type_name = _FILE_TYPES.get(kind, "Document")
+    return shape(type_name, **{f: getattr(file, f) for f in _FILE_FIELDS[type_name]})
 
 
 def message_json(message: Message, with_reply: bool = True) -> dict[str, Any]:
