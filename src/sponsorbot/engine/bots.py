@@ -165,26 +165,17 @@ def secret_hash(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
+@dataclass(eq=False)
 class BotService:
     """The engine-level operations on bots (the owner API puts them behind HTTP)."""
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        api: BotApi,
-        box: TokenBox,
-        public_url: str | None,
-        notifier: Notifier | None = None,
-        *,
-        allowed_updates: Callable[[], list[str]] = list,
-    ) -> None:
-        self.pool = pool
-        # What the features handle, asked for when a webhook is set and on every poll.
-        self.allowed_updates = allowed_updates
-        self.api = api
-        self.box = box
-        self.public_url = public_url
-        self.notifier = notifier
+    pool: asyncpg.Pool
+    api: BotApi
+    box: TokenBox
+    public_url: str | None
+    notifier: Notifier | None = None
+    # What the features handle, asked for when a webhook is set and on every poll.
+    allowed_updates: Callable[[], list[str]] = field(default=list, kw_only=True)
 
     def default_mode(self) -> str:
         """Webhooks when there is a public URL, long polling otherwise."""
