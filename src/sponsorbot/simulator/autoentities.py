@@ -130,92 +130,93 @@ def _is_cashtag_joint(ch: str) -> bool:
     return _is_hashtag_letter(ch) or ch == "$"
 
 
-def _mentions(text: str) -> list[Span]:
+# One marked entity read after its mark: where the scan goes on, and the span found (the mark
+# included), or None.
+_Reader = Callable[[str, int], tuple[int, Span | None]]
+
+
+def _scan(text: str, mark: str, joins: Callable[[str], bool], read: _Reader) -> list[Span]:
+    """The loop of tdlib's scanners of marked entities (@, /, #, $): ``read`` reads one at
+    every ``mark`` :func:`_next_mark` finds."""
     found: list[Span] = []
-    ptr = _next_mark(text, "@", 0, _is_word)
-    while ptr >= 0:
-        begin = ptr = ptr + 1
-        ptr = _name_end(text, ptr)
-        size = ptr - begin
-        if 2 <= size <= 32 and not (ptr < len(text) and _is_word(text[ptr])):
-            name = text[begin:ptr]
-            if size >= 4 or ascii_lower(name) in _SHORT_USERNAMES:
-                found.append((begin - 1, ptr))
-        ptr = _next_mark(text, "@", ptr, _is_word)
+    ptr = 0
+    while (ptr := _next_mark(text, mark, ptr, joins)) >= 0:
+        ptr, span = read(text, ptr + 1)
+        if span is not None:
+            found.append(span)
     return found
 
 
-def _bot_commands(text: str) -> list[Span]:
-    found: list[Span] = []
-    ptr = _next_mark(text, "/", 0, _is_command_joint)
-    while ptr >= 0:
-        begin = ptr = ptr + 1
-        end = ptr = _name_end(text, ptr)
-        ok = 1 <= end - begin <= 64
-        if ok and ptr < len(text) and text[ptr] == "@":
-            name_begin = ptr + 1
-            ptr = _name_end(text, name_begin)
-            ok, end = 3 <= ptr - name_begin <= 32, ptr
-        if ok and not (ptr < len(text) and _is_command_joint(text[ptr])):
-            found.append((begin - 1, end))
-        ptr = _next_mark(text, "/", ptr, _is_command_joint)
-    return found
+def _mention(text: str, begin: int) -> tuple[int, Span | None]:
+    """match_mentions' step: ``@username``."""
+    ptr = _name_end(text, begin)
+    size = ptr - begin
+    if 2 <= size <= 32 and not (ptr < len(text) and _is_word(text[ptr])):
+        name = text[begin:ptr]
+        if size >= 4 or ascii_lower(name) in _SHORT_USERNAMES:
+            return ptr, (begin - 1, ptr)
+    return ptr, None
 
 
-def _hashtags(text: str) -> list[Span]:
-    found: list[Span] = []
+def _bot_command(text: str, begin: int) -> tuple[int, Span | None]:
+    """match_bot_commands' step: ``/command`` or ``/command@botname``."""
+    end = ptr = _name_end(text, begin)
+    ok = 1 <= end - begin <= 64
+    if ok and ptr < len(text) and text[ptr] == "@":
+        name_begin = ptr + 1
+        ptr = _name_end(text, name_begin)
+        ok, end = 3 <= ptr - name_begin <= 32, ptr
+    if ok and not (ptr < len(text) and _is_command_joint(text[ptr])):
+        return ptr, (begin - 1, end)
+    return ptr, None
+
+
+def _hashtag(text: str, begin: int) -> tuple[int, Span | None]:
+    """match_hashtags' step: ``#tag`` or ``#tag@username``."""
     size = len(text)
-    ptr = _next_mark(text, "#", 0, _is_hashtag_letter)
-    while ptr >= 0:
-        begin = ptr = ptr + 1
-        count = 0
-        end = -1
-        was_letter = False
-        while ptr < size and _is_hashtag_letter(text[ptr]):
-            ptr += 1
-            if count == 255:
-                end = ptr  # at most 256 characters, though the run of letters goes on
-            if count != 256:
-                was_letter |= _category(text[ptr - 1]) == "L"
-                count += 1
-        if end < 0:
-            end = ptr
-        if count >= 1:
-            if end == ptr and _at(text, ptr) == "@":
-                name_end = ptr + 1
-                while (
-                    name_end < size and name_end - ptr < 33 and text[name_end] in _ALNUM_UNDERSCORE
-                ):
-                    name_end += 1
-                if name_end - ptr - 1 >= 3:
-                    ptr = end = name_end
-            if _at(text, ptr) != "#" and was_letter:
-                found.append((begin - 1, end))
-        ptr = _next_mark(text, "#", ptr, _is_hashtag_letter)
-    return found
-
-
-def _cashtags(text: str) -> list[Span]:
-    found: list[Span] = []
-    size = len(text)
-    ptr = _next_mark(text, "$", 0, _is_cashtag_joint)
-    while ptr >= 0:
-        begin = ptr = ptr + 1
-        if text.startswith("1INCH", ptr):
-            ptr += 5
-        else:
-            while ptr < size and "A" <= text[ptr] <= "Z":
-                ptr += 1
+    ptr = begin
+    count = 0
+    end = -1
+    was_letter = False
+    while ptr < size and _is_hashtag_letter(text[ptr]):
+        ptr += 1
+        if count == 255:
+            end = ptr  # at most 256 characters, though the run of letters goes on
+        if count != 256:
+            was_letter |= _category(text[ptr - 1]) == "L"
+            count += 1
+    if end < 0:
         end = ptr
-        if 1 <= end - begin <= 8:
-            if _at(text, ptr) == "@":
-                name_end = _name_end(text, ptr + 1)
-                if 3 <= name_end - ptr - 1 <= 32:
-                    ptr = end = name_end
-            if end == size or not _is_cashtag_joint(text[ptr]):
-                found.append((begin - 1, end))
-        ptr = _next_mark(text, "$", ptr, _is_cashtag_joint)
-    return found
+    if count >= 1:
+        if end == ptr and _at(text, ptr) == "@":
+            name_end = ptr + 1
+            while name_end < size and name_end - ptr < 33 and text[name_end] in _ALNUM_UNDERSCORE:
+                name_end += 1
+            if name_end - ptr - 1 >= 3:
+                ptr = end = name_end
+        if _at(text, ptr) != "#" and was_letter:
+            return ptr, (begin - 1, end)
+    return ptr, None
+
+
+def _cashtag(text: str, begin: int) -> tuple[int, Span | None]:
+    """match_cashtags' step: ``$TICKER`` or ``$TICKER@username``."""
+    size = len(text)
+    ptr = begin
+    if text.startswith("1INCH", ptr):
+        ptr += 5
+    else:
+        while ptr < size and "A" <= text[ptr] <= "Z":
+            ptr += 1
+    end = ptr
+    if 1 <= end - begin <= 8:
+        if _at(text, ptr) == "@":
+            name_end = _name_end(text, ptr + 1)
+            if 3 <= name_end - ptr - 1 <= 32:
+                ptr = end = name_end
+        if end == size or not _is_cashtag_joint(text[ptr]):
+            return ptr, (begin - 1, end)
+    return ptr, None
 
 
 def _path_end(text: str, start: int) -> int:
@@ -475,13 +476,13 @@ def find_entities(text: str, *, bot_commands: bool = True) -> list[Entity]:
     false), hashtags, cashtags, tg:// and ton:// links, links and e-mail addresses."""
     spans: list[tuple[Span, str]] = []
     if "@" in text:
-        spans += [(s, "mention") for s in _mentions(text)]
+        spans += [(s, "mention") for s in _scan(text, "@", _is_word, _mention)]
     if bot_commands and "/" in text:
-        spans += [(s, "bot_command") for s in _bot_commands(text)]
+        spans += [(s, "bot_command") for s in _scan(text, "/", _is_command_joint, _bot_command)]
     if "#" in text:
-        spans += [(s, "hashtag") for s in _hashtags(text)]
+        spans += [(s, "hashtag") for s in _scan(text, "#", _is_hashtag_letter, _hashtag)]
     if "$" in text:
-        spans += [(s, "cashtag") for s in _cashtags(text)]
+        spans += [(s, "cashtag") for s in _scan(text, "$", _is_cashtag_joint, _cashtag)]
     if ":" in text:
         spans += [(s, "url") for s in _tg_urls(text)]
     if "." in text:
