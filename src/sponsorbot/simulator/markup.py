@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from sponsorbot.simulator.errors import BUTTON_DATA_INVALID, bad_request, from_tdlib
-from sponsorbot.simulator.params import Params
+from sponsorbot.simulator.params import Params, json_object
 from sponsorbot.simulator.readers import (
     FieldError,
     optional,
@@ -97,12 +97,7 @@ def parse_reply_markup(p: Params) -> Markup | None:
 
 
 def _parse(key: str | bytes) -> Markup | None:
-    try:
-        value = orjson.loads(key)
-    except orjson.JSONDecodeError:
-        raise bad_request("can't parse reply keyboard markup JSON object") from None
-    if not isinstance(value, dict):
-        raise bad_request("object expected as reply markup")
+    value = json_object(key, "reply keyboard markup", "reply markup")
     try:
         return _read_markup(value, key)
     except FieldError as error:

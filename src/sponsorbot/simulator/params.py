@@ -82,24 +82,26 @@ class Params:
             return value.strip().lower() in ("true", "yes", "1")
         return type(value) is int and value == 1
 
-    def json(self, name: str) -> Any:
-        """A JSON-valued parameter, given as JSON text in forms or inline in a JSON body."""
-        value = self.data.get(name)
-        if isinstance(value, str):
-            if value == "":
-                return None
-            try:
-                return orjson.loads(value)
-            except orjson.JSONDecodeError:
-                raise bad_request(f"can't parse {name} JSON object") from None
-        return value
-
     def chat_ref(self, name: str = "chat_id") -> int | str:
         """A chat id or ``@username``, read as :func:`readers.chat_ref` reads it."""
         value = self.data.get(name)
         if value is None or value == "":
             raise bad_request(f"{name} is empty")
         return readers.chat_ref(value)
+
+
+def json_object(value: Any, name: str, shown_as: str | None = None) -> dict[str, Any]:
+    """A parameter holding a JSON object, as its text (forms) or inline (a JSON body), refused
+    in the server's words: ``can't parse <name> JSON object``, ``object expected as
+    <shown_as>`` (the server names reply_markup differently in the two)."""
+    if isinstance(value, str | bytes):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            raise bad_request(f"can't parse {name} JSON object") from None
+    if not isinstance(value, dict):
+        raise bad_request(f"object expected as {shown_as or name}")
+    return value
 
 
 def _exact_json(raw: bytes) -> Any:

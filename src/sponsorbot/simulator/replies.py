@@ -6,10 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from sponsorbot.simulator.errors import bad_request, from_tdlib
-from sponsorbot.simulator.params import Params
+from sponsorbot.simulator.errors import from_tdlib
+from sponsorbot.simulator.params import Params, json_object
 from sponsorbot.simulator.readers import (
     FieldError,
     chat_ref,
@@ -41,13 +39,7 @@ def parse_reply(p: Params) -> ReplyTo | None:
     value = p.data["reply_parameters"]
     if value is None or value == "":
         return None
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            raise bad_request("can't parse reply parameters JSON object") from None
-    if not isinstance(value, dict):
-        raise bad_request("object expected as reply parameters")
+    value = json_object(value, "reply parameters")
     if not value:
         return None
     try:
