@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from datetime import datetime
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -21,7 +22,11 @@ from sponsorbot.features.campaigns.rules import GoalKind, Position, Status
 from sponsorbot.features.content.service import FILE_ID_PATTERN, MAX_AUTO_DELETE_S
 from sponsorbot.features.texts import KEYS, LANGUAGES
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 T = TypeVar("T")
+D = TypeVar("D", bound="DataclassInstance")
 Role = Literal["owner", "admin", "editor", "analyst"]
 Mode = Literal["webhook", "polling"]
 FileKind = Literal["document", "video", "photo"]
@@ -84,6 +89,12 @@ class Strict(NoNul):
     `0` is not false)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    def to(self, kind: type[D]) -> D:
+        """The feature's dataclass `kind` holding this body's values by name: every field of
+        `kind` is read from the body's field of the same name (one missing is an error, never
+        a silent default), so the two cannot drift apart by position."""
+        return kind(**{f.name: getattr(self, f.name) for f in fields(kind)})
 
 
 def shaped(pattern: str, code: str, message: str) -> Callable[[str], str]:

@@ -57,21 +57,7 @@ class AudienceIn(Strict):
 
     def audience(self) -> Audience:
         """The feature's audience."""
-        return Audience(self.active_days, self.language, self.campaign_id, self.passed)
-
-
-class BroadcastIn(Strict):
-    """A broadcast: saved as a draft, sent now, or scheduled."""
-
-    title: str = Field(min_length=1, max_length=200)
-    post: PostIn
-    audience: AudienceIn = Field(default_factory=AudienceIn)
-    send: Literal["draft", "now", "schedule"] = "draft"
-    scheduled_at: When | None = None
-
-    def draft(self) -> Draft:
-        """The feature's draft."""
-        return Draft(self.title, self.post.post(), self.audience.audience())
+        return self.to(Audience)
 
 
 class BroadcastPatch(Strict):
@@ -84,6 +70,14 @@ class BroadcastPatch(Strict):
     def draft(self) -> Draft:
         """The feature's draft."""
         return Draft(self.title, self.post.post(), self.audience.audience())
+
+
+# What a change replaces, and how to send it (the docstring is the schema's description).
+class BroadcastIn(BroadcastPatch):
+    """A broadcast: saved as a draft, sent now, or scheduled."""
+
+    send: Literal["draft", "now", "schedule"] = "draft"
+    scheduled_at: When | None = None
 
 
 class SendIn(Strict):

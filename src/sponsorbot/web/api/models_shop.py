@@ -29,15 +29,7 @@ class ShopSettingsIn(Strict):
 
     def config(self) -> ShopConfig:
         """The feature's settings."""
-        return ShopConfig(
-            self.enabled,
-            self.network,
-            self.address,
-            self.accept_usdt,
-            self.accept_trx,
-            self.api_key,
-            self.pay_within_h,
-        )
+        return self.to(ShopConfig)
 
 
 class ShopSettingsOut(BaseModel):
@@ -82,18 +74,7 @@ class ProductIn(Strict):
 
     def draft(self) -> ProductDraft:
         """The feature's product."""
-        return ProductDraft(
-            self.kind,
-            self.title,
-            self.price_usdt,
-            self.description,
-            self.joins,
-            self.days,
-            self.active,
-            self.position,
-            self.title_fa,
-            self.description_fa,
-        )
+        return self.to(ProductDraft)
 
 
 class ProductOut(BaseModel):
