@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
+
+from sponsorbot.simulator.readers import read_decimal
 
 SOURCES = ("coingecko", "kraken", "binance")
 DOWN_MODES = ("500", "429", "garbage")
@@ -13,12 +15,7 @@ DEFAULT_PRICE = "0.2873"
 
 def parse_price(value: Any) -> Decimal:
     """A positive decimal string such as "0.2873" (floats are refused: no binary rounding)."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError('price must be a decimal string such as "0.2873"')
-    try:
-        price = Decimal(str(value).strip())
-    except InvalidOperation as exc:
-        raise ValueError(f"price {value!r} is not a decimal number") from exc
+    price = read_decimal(value, "price", "0.2873")
     if not price.is_finite() or not 0 < price < 1_000_000:
         raise ValueError(f"price {value!r} must be above zero and below a million")
     return price

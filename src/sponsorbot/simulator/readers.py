@@ -11,11 +11,15 @@ The objects inside parameters (reply_markup, reply_parameters, entities...) are 
 JsonObject reads them (tdutils/td/utils/JsonBuilder.cpp), with its error texts: a string field
 takes a number as its text, an integer field a number or a string, a missing required field is
 ``Can't find field "x"``, a field of the wrong type ``Field "x" must be of type String``.
+
+The decimals the control API takes (a price, an amount on the simulated chain) are read by
+:func:`read_decimal`.
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import orjson
@@ -154,3 +158,14 @@ def required_integer(obj: dict[str, Any], name: str, bits: int = 32) -> int:
     if name not in obj:
         raise FieldError(f'Can\'t find field "{name}"')
     return optional_integer(obj, name, bits)
+
+
+def read_decimal(value: Any, name: str, example: str) -> Decimal:
+    """A control API decimal (``name`` in its errors), as a string or a whole number: floats
+    are refused, so no binary rounding comes in. Raises ValueError."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError(f'{name} must be a decimal string such as "{example}"')
+    try:
+        return Decimal(str(value).strip())
+    except InvalidOperation as exc:
+        raise ValueError(f"{name} {value!r} is not a decimal number") from exc

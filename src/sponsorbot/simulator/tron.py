@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from sponsorbot.simulator.readers import read_decimal
 from sponsorbot.simulator.tronbytes import Contract, Raw, parse_address, to_base58, transfer_call
 
 BLOCK_MS = 3_000
@@ -79,12 +80,7 @@ def lookalike_contract(net: str) -> bytes:
 
 def parse_amount(value: Any, decimals: int = DECIMALS) -> int:
     """A positive decimal string (or whole number) in the coin's units, e.g. "12.5" -> 12500000."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError('amount must be a decimal string such as "12.5"')
-    try:
-        amount = Decimal(str(value).strip())
-    except InvalidOperation as exc:
-        raise ValueError(f"amount {value!r} is not a decimal number") from exc
+    amount = read_decimal(value, "amount", "12.5")
     units = amount.scaleb(decimals)
     if not amount.is_finite() or units != units.to_integral_value():
         raise ValueError(f"amount {value!r} has more than {decimals} decimal places")
