@@ -55,10 +55,6 @@ class AudienceIn(Strict):
     campaign_id: Id | None = Field(default=None, description="joined through this campaign")
     passed: bool = Field(default=False, description="passed the gate at least once")
 
-    def audience(self) -> Audience:
-        """The feature's audience."""
-        return self.to(Audience)
-
 
 class BroadcastPatch(Strict):
     """Replace a draft's or a scheduled broadcast's title, post and audience."""
@@ -69,7 +65,7 @@ class BroadcastPatch(Strict):
 
     def draft(self) -> Draft:
         """The feature's draft."""
-        return Draft(self.title, self.post.post(), self.audience.audience())
+        return Draft(self.title, self.post.post(), self.audience.to(Audience))
 
 
 # What a change replaces, and how to send it (the docstring is the schema's description).

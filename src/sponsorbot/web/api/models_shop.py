@@ -8,7 +8,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sponsorbot.features.shop.rules import Kind, PaymentStatus, State, TransferState
-from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.api.models import BIGINT, Strict
 
 Network = Literal["mainnet", "nile", "shasta"]
@@ -26,10 +25,6 @@ class ShopSettingsIn(Strict):
     accept_trx: bool = True
     api_key: str | None = Field(default=None, max_length=200)
     pay_within_h: int = Field(default=24, ge=1, le=720, description="hours to pay once approved")
-
-    def config(self) -> ShopConfig:
-        """The feature's settings."""
-        return self.to(ShopConfig)
 
 
 class ShopSettingsOut(BaseModel):
@@ -71,10 +66,6 @@ class ProductIn(Strict):
     description_fa: str = Field(
         default="", max_length=1000, description="The description in Persian (optional)"
     )
-
-    def draft(self) -> ProductDraft:
-        """The feature's product."""
-        return self.to(ProductDraft)
 
 
 class ProductOut(BaseModel):

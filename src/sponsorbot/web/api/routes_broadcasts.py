@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 
 from sponsorbot.features.accounts.api_tokens import Principal
 from sponsorbot.features.broadcasts.rules import Status
-from sponsorbot.features.broadcasts.service import Broadcast
+from sponsorbot.features.broadcasts.service import Audience, Broadcast
 from sponsorbot.features.content.service import MAX_UPLOAD_BYTES, kind_of
 from sponsorbot.features.errors import Code, Invalid
 from sponsorbot.web.api.auth import actor_name, refuse_unless
@@ -83,7 +83,7 @@ async def list_broadcasts(
 async def count_audience(
     bot_id: BotId, body: AudienceIn, who: Reader, features: Service
 ) -> dict[str, Any]:
-    return {"count": await features.broadcasts.audience_count(bot_id, body.audience())}
+    return {"count": await features.broadcasts.audience_count(bot_id, body.to(Audience))}
 
 
 @router.post(

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request, Response
 from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.rules import PaymentStatus, State
+from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.auth import actor_name, refuse_unless
 from sponsorbot.web.api.deps import Admin, Before, BotFilter, BotId, Limit, Reader, RowId, Service
@@ -46,7 +47,7 @@ async def get_shop(bot_id: BotId, who: Reader, features: Service) -> dict[str, A
 async def put_shop(
     request: Request, bot_id: BotId, body: ShopSettingsIn, who: Admin, features: Service
 ) -> dict[str, Any]:
-    config = body.config()
+    config = body.to(ShopConfig)
     bot = await features.bots.get(bot_id)
     before = await features.shop.settings(bot_id)
     # Compared with what is stored, so an admin's PUT of the other settings still goes through.
@@ -70,14 +71,14 @@ async def list_products(bot_id: BotId, who: Reader, features: Service) -> list[d
 async def create_product(
     bot_id: BotId, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
-    return await features.shop.create_product(bot_id, body.draft())
+    return await features.shop.create_product(bot_id, body.to(ProductDraft))
 
 
 @router.put(f"{BOT}/products/{{product_id}}", response_model=ProductOut, summary="Change a product")
 async def change_product(
     bot_id: BotId, product_id: RowId, body: ProductIn, who: Admin, features: Service
 ) -> dict[str, Any]:
-    return await features.shop.change_product(bot_id, product_id, body.draft())
+    return await features.shop.change_product(bot_id, product_id, body.to(ProductDraft))
 
 
 @router.delete(f"{BOT}/products/{{product_id}}", status_code=204, summary="Remove a product")
