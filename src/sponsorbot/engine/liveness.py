@@ -29,6 +29,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 import asyncpg
 
@@ -77,35 +78,31 @@ SELECT (SELECT count(*) FROM beat) AS beat, ARRAY(SELECT owner FROM gone) AS own
 """
 
 
+def _draw_key() -> int:
+    """A random key for our lock: the second key of pg_advisory_lock, a positive int4."""
+    return secrets.randbelow(2**31 - 1) + 1
+
+
+@dataclass(eq=False)
 class Liveness:
     """This worker's advisory lock and heartbeat, and the reaping of dead workers."""
 
-    def __init__(
-        self,
-        dsn: str,
-        owner: str,
-        notifier: Notifier,
-        *,
-        every_s: float = 0.5,
-        grace_s: float = 1.5,
-        settle_s: float = 5.0,
-        on_down: Callable[[], None] = lambda: None,
-        on_up: Callable[[], None] = lambda: None,
-    ) -> None:
-        self.dsn = dsn
-        # Told when our lock is lost and when it is held again: in between, another worker
-        # may take this one's bots, so it must not send (manager.suspend and resume).
-        self.on_down = on_down
-        self.on_up = on_up
-        self.owner = owner
-        self.notifier = notifier
-        self.every_s = every_s
-        self.grace_s = grace_s
-        self.settle_s = settle_s
-        # The key of our lock, chosen once; claimed updates carry it (inbox.claimed_by).
-        self.key = secrets.randbelow(2**31 - 1) + 1
-        self._conn: asyncpg.Connection | None = None
-        self._held_since: float | None = None
+    # Kept out of repr: the DSN may hold the database's password.
+    dsn: str = field(repr=False)
+    owner: str
+    notifier: Notifier
+    _: KW_ONLY
+    every_s: float = 0.5
+    grace_s: float = 1.5
+    settle_s: float = 5.0
+    # Told when our lock is lost and when it is held again: in between, another worker
+    # may take this one's bots, so it must not send (manager.suspend and resume).
+    on_down: Callable[[], None] = lambda: None
+    on_up: Callable[[], None] = lambda: None
+    # The key of our lock, chosen once; claimed updates carry it (inbox.claimed_by).
+    key: int = field(init=False, default_factory=_draw_key)
+    _conn: asyncpg.Connection | None = field(init=False, default=None)
+    _held_since: float | None = field(init=False, default=None)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Hold the lock and look for dead workers until `stop`; then leave."""
@@ -150,7 +147,7 @@ class Liveness:
         try:
             while not await conn.fetchval(TAKE, NAMESPACE, self.key):
                 # Another live worker drew the same key: draw again.
-                self.key = secrets.randbelow(2**31 - 1) + 1
+                self.key = _draw_key()
             await conn.execute(REGISTER, self.key, self.owner)
         except BaseException:
             await conn.close()
