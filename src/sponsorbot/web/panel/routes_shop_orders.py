@@ -5,7 +5,8 @@ and every submitted hash."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
@@ -15,6 +16,7 @@ from fastapi.responses import Response
 
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.accounts import users as accounts
+from sponsorbot.features.bots.service import Bot
 from sponsorbot.features.errors import Code, Conflict, FeatureError, Invalid, NotFound
 from sponsorbot.features.shop.fulfil import delivered
 from sponsorbot.features.shop.orders import Order, Payment, Step
@@ -264,19 +266,40 @@ def before_of(raw: str) -> int | None:
     return int(raw) if is_id(raw) and int(raw) > 0 else None
 
 
-def pager_urls(
-    path: str, filters: dict[str, Any], before: int | None, next_before: int | None
-) -> dict[str, str | None]:
-    """A paged list's links, its filters kept: to the older page, and back to the newest."""
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a shop list's address asks for: a bot and a `choice` (a state or a status) to
+    filter by, None for all, and the page (`before`); `filters` holds those given, for the
+    list's links to keep."""
 
-    def url(**more: Any) -> str:
-        query = urlencode({**filters, **more})
-        return f"{path}?{query}" if query else path
+    bot: int | None
+    choice: str | None
+    before: int | None
+    filters: dict[str, Any]
 
-    return {
-        "older": url(before=next_before) if next_before else None,
-        "newest": url() if before else None,
-    }
+    def pager(self, path: str, next_before: int | None) -> dict[str, str | None]:
+        """The list's links, its filters kept: to the older page, and back to the newest."""
+
+        def url(**more: Any) -> str:
+            query = urlencode({**self.filters, **more})
+            return f"{path}?{query}" if query else path
+
+        return {
+            "older": url(before=next_before) if next_before else None,
+            "newest": url() if self.before else None,
+        }
+
+
+def asked(
+    request: Request, key: str, choices: Collection[str], bots: list[Bot] | None = None
+) -> Asked:
+    """Read a shop list's address: `?<key>=` when it is one of `choices`, `?bot=` when it is
+    one of `bots` (a list without a bot filter passes none), and `?before=`."""
+    q = request.query_params
+    bot = None if bots is None else bot_filter(q.get("bot", ""), bots)
+    choice = q.get(key) if q.get(key) in choices else None
+    filters = {k: v for k, v in (("bot", bot), (key, choice)) if v}
+    return Asked(bot, choice, before_of(q.get("before", "")), filters)
 
 
 @router.get("/shop/orders")
@@ -284,12 +307,9 @@ async def orders_page(request: Request, viewer: View) -> Response:
     """Every bot's orders, newest first, filtered by bot and state, a page at a time."""
     services = services_of(request)
     bots = await services.bots.all()
-    q = request.query_params
-    bot = bot_filter(q.get("bot", ""), bots)
-    state = q.get("state") if q.get("state") in STATES else None
-    before = before_of(q.get("before", ""))
-    page = await services.shop.orders(bot, state, before, PAGE)
-    filters = {k: v for k, v in (("bot", bot), ("state", state)) if v}
+    shown = asked(request, "state", STATES, bots)
+    bot, state = shown.bot, shown.choice
+    page = await services.shop.orders(bot, state, shown.before, PAGE)
 
     counts = page.counts
     context = {
@@ -300,9 +320,11 @@ async def orders_page(request: Request, viewer: View) -> Response:
         "states": STATES,
         "counts": counts,
         "total": sum(counts.values()),
-        "state_urls": {s: f"/shop/orders?{urlencode({**filters, 'state': s})}" for s in STATES},
+        "state_urls": {
+            s: f"/shop/orders?{urlencode({**shown.filters, 'state': s})}" for s in STATES
+        },
         "all_url": f"/shop/orders?bot={bot}" if bot else "/shop/orders",
-        **pager_urls("/shop/orders", filters, before, page.next_before),
+        **shown.pager("/shop/orders", page.next_before),
         **shop_names(),
     }
     return render(request, viewer, "shop_orders.html", context)
@@ -492,12 +514,8 @@ async def payments_page(request: Request, viewer: View) -> Response:
     """Every submitted hash, newest first, with its verdict, filtered by bot and status."""
     services = services_of(request)
     bots = await services.bots.all()
-    q = request.query_params
-    bot = bot_filter(q.get("bot", ""), bots)
-    status = q.get("status") if q.get("status") in PAYMENT_STATUSES else None
-    before = before_of(q.get("before", ""))
-    page = await services.shop.payments(bot, status, before, PAGE)
-    filters = {k: v for k, v in (("bot", bot), ("status", status)) if v}
+    shown = asked(request, "status", PAYMENT_STATUSES, bots)
+    page = await services.shop.payments(shown.bot, shown.choice, shown.before, PAGE)
     zone = str(viewer.workspace.get("time_zone") or "UTC")
     rows = []
     for item in page.items:
@@ -507,11 +525,11 @@ async def payments_page(request: Request, viewer: View) -> Response:
     context = {
         "payments": rows,
         "bots": bots,
-        "bot": bot,
-        "status": status,
+        "bot": shown.bot,
+        "status": shown.choice,
         "statuses": PAYMENT_STATUSES,
-        **pager_urls("/shop/payments", filters, before, page.next_before),
-        "filtered": bool(filters),
+        **shown.pager("/shop/payments", page.next_before),
+        "filtered": bool(shown.filters),
         **shop_names(),
     }
     return render(request, viewer, "shop_payments.html", context)

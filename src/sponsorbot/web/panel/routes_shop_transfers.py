@@ -20,7 +20,7 @@ from sponsorbot.web.panel.fields import is_id, text_of
 from sponsorbot.web.panel.i18n import N_
 from sponsorbot.web.panel.i18n import gettext as _
 from sponsorbot.web.panel.routes_shop import Id
-from sponsorbot.web.panel.routes_shop_orders import PAGE, before_of, pager_urls, shop_names
+from sponsorbot.web.panel.routes_shop_orders import PAGE, asked, shop_names
 from sponsorbot.web.panel.web import Viewer, audit, redirect, render
 
 router = APIRouter(include_in_schema=False, tags=["panel"])
@@ -55,23 +55,19 @@ async def transfers_page(request: Request, viewer: View) -> Response:
 async def _page(
     request: Request, viewer: Viewer, message: str = "", status_code: int = 200
 ) -> Response:
-    shop = services_of(request).shop
-    q = request.query_params
-    state = q.get("state") if q.get("state") in TRANSFER_STATES else None
-    before = before_of(q.get("before", ""))
-    page = await shop.transfers(state, before, PAGE)
-    filters = {"state": state} if state else {}
+    shown = asked(request, "state", TRANSFER_STATES)
+    page = await services_of(request).shop.transfers(shown.choice, shown.before, PAGE)
     context = {
         "transfers": _rows(page["items"]),
         "bots": await services_of(request).bots.all(),
-        "state": state,
+        "state": shown.choice,
         "states": TRANSFER_STATES,
         "transfer_state_names": TRANSFER_STATE_NAMES,
         "transfer_badges": TRANSFER_BADGES,
         "hold_names": HOLD_NAMES,
         "match_names": MATCH_NAMES,
-        **pager_urls("/shop/transfers", filters, before, page["next_before"]),
-        "filtered": bool(filters),
+        **shown.pager("/shop/transfers", page["next_before"]),
+        "filtered": bool(shown.filters),
         "message": message,
         **shop_names(),
     }
