@@ -35,7 +35,7 @@ import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine.bots import BOTS_CHANGED
-from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.notify import Notifier, wait_at_most
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +114,7 @@ class Liveness:
                     log.warning("worker liveness: %s; reconnecting", exc)
                     await self._drop()
                     self.on_down()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.every_s)
+                await wait_at_most(stop, self.every_s)
         finally:
             await self._leave()
 

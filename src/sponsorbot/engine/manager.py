@@ -14,7 +14,7 @@ from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine.bots import BOTS_CHANGED, ActiveBot, BotLink, BotService
 from sponsorbot.engine.commits import GroupCommit
 from sponsorbot.engine.leases import Leases
-from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.notify import Notifier, wait_at_most
 from sponsorbot.engine.outbox import OutboxRow
 from sponsorbot.engine.pauses import Pauses
 from sponsorbot.engine.poller import Poller
@@ -224,9 +224,7 @@ class BotManager:
             sender.recovery.answered()
 
     async def _retry_later(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.retry_lease_s):
-                await self._freed.wait()
+        await wait_at_most(self._freed, self.retry_lease_s)
 
     async def _hold(self, kind: str, bot: ActiveBot) -> None:
         name = f"{kind}:{bot.info.id}"

@@ -30,6 +30,17 @@ MAX_LISTEN_BACKOFF_S = 30.0
 NOTIFY_MANY = "SELECT pg_notify($1, $2 || '/' || k) FROM unnest($3::text[]) k"
 
 
+async def wait_at_most(event: asyncio.Event, seconds: float) -> bool:
+    """Wait until `event` is set, `seconds` at most: whether it was (the loops' pause that a
+    stop or a wake-up cuts short)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 class Notifier:
     """Keyed wake-up events for this process, and gathered notifications for the others."""
 
@@ -74,6 +85,7 @@ class Notifier:
 
     async def wait(self, key: str, seconds: float) -> bool:
         """Wait for a wake-up on `key` (True) or the timeout (False); clears the event."""
+        # Not through wait_at_most: the worker's claim loop waits here every round.
         event = self._event(key)
         try:
             async with asyncio.timeout(seconds):

@@ -20,7 +20,6 @@ every `probe_s`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ import asyncpg
 
 from sponsorbot.db.errors import DB_ERRORS
 from sponsorbot.engine import inbox
-from sponsorbot.engine.notify import Notifier
+from sponsorbot.engine.notify import Notifier, wait_at_most
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +95,7 @@ class SenderRecovery:
 
     async def until_back(self, delay: float) -> None:
         """Sleep `delay`, or less if Telegram is seen to answer again meanwhile."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await self._back.wait()
+        await wait_at_most(self._back, delay)
 
     async def run(self) -> None:
         """Every `probe_s`: a wake that was held back happens; else, while chats wait, the

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from sponsorbot.engine.leases import Leases
+from sponsorbot.engine.notify import wait_at_most
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +61,7 @@ class Scheduler:
                 if job.next_at <= now:
                     job.next_at = now + job.every_s
                     await self._run_job(job)
-            try:
-                async with asyncio.timeout(1.0):
-                    await stop.wait()
-            except TimeoutError:
-                pass
+            await wait_at_most(stop, 1.0)
 
     async def _run_job(self, job: _Job) -> None:
         name = f"job:{job.name}"
