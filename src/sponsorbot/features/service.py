@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import asyncpg
@@ -14,16 +14,16 @@ from sponsorbot.features.errors import NotFound
 from sponsorbot.telegram import Bot, BotApi
 
 
+# A dataclass so that a service needing more (the broadcasts', the shop's) declares only its
+# own fields, not the four shared ones again; eq=False keeps services compared by identity.
+@dataclass(eq=False)
 class OwnerService:
     """The database, the Bot API, the bots and the gate configuration cache, shared."""
 
-    def __init__(
-        self, pool: asyncpg.Pool, api: BotApi, bots: BotsService, config: ConfigCache
-    ) -> None:
-        self.pool = pool
-        self.api = api
-        self.bots = bots
-        self.config = config
+    pool: asyncpg.Pool
+    api: BotApi
+    bots: BotsService
+    config: ConfigCache
 
     async def _telegram(self, bot_id: int) -> Bot:
         """The Bot API as this bot (its token read and decrypted from the database)."""

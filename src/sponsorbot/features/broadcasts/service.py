@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,15 +14,13 @@ import asyncpg
 from sponsorbot.db.pool import on_citus
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.outbox import background_key
-from sponsorbot.features.botconfig import ConfigCache
-from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.broadcasts import queries
 from sponsorbot.features.broadcasts.post import Post, build
 from sponsorbot.features.broadcasts.rules import EDITABLE, MOVES, STOPPED, Status, can
 from sponsorbot.features.content.service import upload_to_storage
 from sponsorbot.features.errors import Code, Conflict, Invalid, NotFound, Refused
 from sponsorbot.features.service import OwnerService, Record
-from sponsorbot.telegram import BotApi, TelegramError
+from sponsorbot.telegram import TelegramError
 
 log = logging.getLogger(__name__)
 
@@ -180,23 +178,14 @@ def stars_for(people: int) -> float:
     return round(people * STARS_A_MESSAGE, 1)
 
 
+@dataclass(eq=False)
 class BroadcastService(OwnerService):
     """The owner's broadcasts, over the database and the Bot API."""
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        api: BotApi,
-        bots: BotsService,
-        config: ConfigCache,
-        notifier: Notifier,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
-        super().__init__(pool, api, bots, config)
-        self.notifier = notifier
-        self.clock = clock
-        # Whether the database is a Citus coordinator, asked at the first count.
-        self._citus: bool | None = None
+    notifier: Notifier
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    # Whether the database is a Citus coordinator, asked at the first count.
+    _citus: bool | None = field(default=None, init=False, repr=False)
 
     async def audience_count(self, bot_id: int, audience: Audience) -> int:
         """How many people the audience holds right now."""

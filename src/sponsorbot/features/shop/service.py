@@ -11,7 +11,7 @@ import asyncio
 import io
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -23,8 +23,6 @@ from sponsorbot.config import TronNetwork
 from sponsorbot.engine import conversation
 from sponsorbot.engine.notify import Notifier
 from sponsorbot.engine.token_box import TokenBox, TokenError, tail
-from sponsorbot.features.botconfig import ConfigCache
-from sponsorbot.features.bots.service import BotsService
 from sponsorbot.features.errors import Conflict, Invalid, NotFound
 from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import ledger, notices, queries
@@ -49,7 +47,7 @@ from sponsorbot.features.shop.rules import (
     show,
 )
 from sponsorbot.features.texts import render
-from sponsorbot.telegram import BotApi, TelegramError
+from sponsorbot.telegram import TelegramError
 from sponsorbot.tron.address import AddressError, parse_address, to_base58
 from sponsorbot.tron.networks import HashError, parse_hash
 from sponsorbot.tron.prices import PriceSources, PriceUnavailable
@@ -193,31 +191,19 @@ def transfer_out(row: Mapping[str, Any], claims: list[Mapping[str, Any]]) -> dic
     return out
 
 
+@dataclass(eq=False)
 class ShopService(OwnerService):
     """Everything the panel and the owner API do with the shop."""
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        api: BotApi,
-        bots: BotsService,
-        config: ConfigCache,
-        box: TokenBox,
-        prices: Callable[[], PriceSources],
-        notifier: Notifier,
-        network: str = "mainnet",
-        allow_testnet: bool = False,
-    ) -> None:
-        super().__init__(pool, api, bots, config)
-        self.box = box
-        self.prices = prices
-        self.notifier = notifier
-        # SPONSORBOT_TRON_NETWORK: what a shop that was never set up shows.
-        self.network = network
-        # SPONSORBOT_ALLOW_TESTNET: whether a shop may be set to Nile or Shasta.
-        self.allow_testnet = allow_testnet
-        # Bots whose stored TronGrid key no installation key opens, already logged once.
-        self._unreadable_logged: set[int] = set()
+    box: TokenBox
+    prices: Callable[[], PriceSources]
+    notifier: Notifier
+    # SPONSORBOT_TRON_NETWORK: what a shop that was never set up shows.
+    network: str = "mainnet"
+    # SPONSORBOT_ALLOW_TESTNET: whether a shop may be set to Nile or Shasta.
+    allow_testnet: bool = False
+    # Bots whose stored TronGrid key no installation key opens, already logged once.
+    _unreadable_logged: set[int] = field(default_factory=set, init=False, repr=False)
 
     def clock(self) -> datetime:
         """Now (a method, so a test could move it)."""
