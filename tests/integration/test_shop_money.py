@@ -285,7 +285,7 @@ async def test_runners_racing_on_one_database_credit_each_transfer_once(
         fulfil = Fulfilment(pool, services.campaigns, services.broadcasts)
         engine = s.run.engine
         runners = [
-            ShopRunner(services.shop, fulfil, engine.settings, engine.api.session) for _ in range(3)
+            ShopRunner(services.shop, engine.settings, engine.api.session, fulfil) for _ in range(3)
         ]
 
         async def race() -> None:

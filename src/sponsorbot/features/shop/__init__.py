@@ -69,7 +69,7 @@ def setup(shared: Shared) -> Parts:
     # Paid orders become campaigns and broadcasts through those features' own services.
     required = shared.required
     fulfil = Fulfilment(engine.pool, required.get(CampaignService), required.get(BroadcastService))
-    runner = ShopRunner(shop, fulfil, settings, engine.api.session)
+    runner = ShopRunner(shop, settings, engine.api.session, fulfil)
     every = shared.options.shop_check_every_s
     watcher = ShopWatcher(shop, settings, engine.api.session)
     jobs = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -92,22 +93,18 @@ def start_backoff(tries: int) -> timedelta:
     return timedelta(minutes=(1, 5, 30)[tries - 1] if tries <= 3 else 60)
 
 
+# A dataclass so that each job declares only what it adds; eq=False keeps identity.
+@dataclass(eq=False)
 class TronGridJob:
     """What the shop's two periodic TronGrid jobs (the runner here, the watcher) share: the
     shop, how to reach TronGrid, and whether the database is a Citus coordinator."""
 
-    def __init__(
-        self,
-        shop: ShopService,
-        settings: Settings,
-        session: Callable[[], aiohttp.ClientSession],
-    ) -> None:
-        self.shop = shop
-        self.settings = settings
-        self.session = session
-        # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
-        # tick: the claims and the candidates' lock take their Citus forms there.
-        self.citus: bool | None = None
+    shop: ShopService
+    settings: Settings
+    session: Callable[[], aiohttp.ClientSession]
+    # Whether the database is a Citus coordinator (db/pool.on_citus), asked at the first
+    # tick: the claims and the candidates' lock take their Citus forms there.
+    citus: bool | None = field(default=None, init=False)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -120,19 +117,12 @@ class TronGridJob:
             self.citus = await on_citus(self.pool)
 
 
+@dataclass(eq=False)
 class ShopRunner(TronGridJob):
     """The verification runner and the shop's clock. Two workers may run it at once (a job's
     lease can run out under a slow TronGrid): every hash and every start is claimed first."""
 
-    def __init__(
-        self,
-        shop: ShopService,
-        fulfil: Fulfilment,
-        settings: Settings,
-        session: Callable[[], aiohttp.ClientSession],
-    ) -> None:
-        super().__init__(shop, settings, session)
-        self.fulfil = fulfil
+    fulfil: Fulfilment
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One round: check due hashes, then move the clock (even if the checks failed)."""

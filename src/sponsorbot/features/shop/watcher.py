@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 
-import aiohttp
 import asyncpg
 
-from sponsorbot.config import Settings, TronNetwork
+from sponsorbot.config import TronNetwork
 from sponsorbot.features.shop import ledger
 from sponsorbot.features.shop.attribution import CLOCK_SKEW
 from sponsorbot.features.shop.ledger import enqueue
@@ -28,7 +27,6 @@ from sponsorbot.features.shop.runner import (
     key_refused,
     trongrid_key,
 )
-from sponsorbot.features.shop.service import ShopService
 from sponsorbot.tron.address import to_base58
 from sponsorbot.tron.check import verify_hash
 from sponsorbot.tron.client import TronGridError
@@ -54,17 +52,12 @@ FORGET_AFTER = 10_000
 LISTING_CALLS = 2
 
 
+@dataclass(eq=False)
 class ShopWatcher(TronGridJob):
     """Looks for transfers into watched addresses and credits what is some order's amount."""
 
-    def __init__(
-        self,
-        shop: ShopService,
-        settings: Settings,
-        session: Callable[[], aiohttp.ClientSession],
-    ) -> None:
-        super().__init__(shop, settings, session)
-        self._not_payments: OrderedDict[str, None] = OrderedDict()
+    # Hashes found to be no payment, oldest first (FORGET_AFTER of them at most).
+    _not_payments: OrderedDict[str, None] = field(default_factory=OrderedDict, init=False)
 
     async def tick(self, _pool: asyncpg.Pool) -> None:
         """One look at every watched address; one address's trouble stops no other."""
