@@ -12,22 +12,6 @@ from typing import Any, ClassVar
 
 from sponsorbot.logs import TOKEN_PATTERN
 
-__all__ = [
-    "BadRequest",
-    "Conflict",
-    "Forbidden",
-    "NetworkError",
-    "NotFound",
-    "RetryAfter",
-    "ServerError",
-    "TelegramError",
-    "Unauthorized",
-    "error_from_answer",
-    "is_blocked",
-    "is_not_modified",
-    "scrub",
-]
-
 # Tokens look like "123456789:AA...35 chars"; yarl may percent-encode the colon inside a URL.
 # The log mask's pattern: one definition, so the two never drift apart.
 _TOKEN_RE = TOKEN_PATTERN
