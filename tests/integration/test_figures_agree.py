@@ -295,7 +295,7 @@ async def _check_campaigns(
         report = await service.report(str(page["report_token"]))
         shown = {
             "page": (page["joins"], page["left"]),
-            "report": (report["joins"], report["left"]),
+            "report": (report.campaign.joins, report.campaign.left),
             "chart": (sum(h["joins"] for h in hours), sum(h["leaves"] for h in hours)),
             "bots": (
                 sum(b["joins"] for b in page["by_bot"]),

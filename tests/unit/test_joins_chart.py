@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from sponsorbot.features.campaigns.queries import Hour
 from sponsorbot.web.panel import chart, i18n
 from sponsorbot.web.panel.web import make_environment
 
 START = datetime(2026, 11, 20, tzinfo=UTC)
 
 
-def _days(joins: list[int], leaves: list[int]) -> list[dict[str, object]]:
+def _days(joins: list[int], leaves: list[int]) -> list[Hour]:
     # More hours than a week: one bar a day.
     hours = []
     for day, (j, left) in enumerate(zip(joins, leaves, strict=True)):
         for hour in range(24):
             at = START + timedelta(days=day, hours=hour)
-            hours.append(
-                {"hour": at, "joins": j if hour == 12 else 0, "leaves": left if hour == 13 else 0}
-            )
+            hours.append(Hour(at, j if hour == 12 else 0, left if hour == 13 else 0))
     return hours
 
 
@@ -46,7 +45,7 @@ def test_leaves_fill_their_own_part_of_the_plot_on_their_own_scale() -> None:
 
 
 def test_a_new_campaign_says_no_joins_yet_instead_of_a_one_zero_one_scale() -> None:
-    c = chart.build([{"hour": START, "joins": 0, "leaves": 0}], "UTC")
+    c = chart.build([Hour(START, 0, 0)], "UTC")
     svg = _svg(c)
     assert "No joins yet" in svg
     assert ">1</text>" not in svg and ">−1</text>" not in svg

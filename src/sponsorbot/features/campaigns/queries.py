@@ -208,10 +208,20 @@ async def by_bot(pool: asyncpg.Pool, campaign_id: int, now: datetime) -> dict[in
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Hour(Record):
+    """A campaign's joins and leaves in one hour of the workspace's zone (a day, on a chart
+    that sums them by day)."""
+
+    hour: datetime
+    joins: int
+    leaves: int
+
+
 async def hourly(
     pool: asyncpg.Pool, campaign_id: int, since: datetime, until: datetime, zone: str = "UTC"
-) -> list[dict[str, Any]]:
+) -> list[Hour]:
     """Joins and leaves per hour of `zone` from `since` to `until` (the last MAX_HOURS)."""
     since = max(since, until - timedelta(hours=MAX_HOURS))
     rows = await pool.fetch(HOURLY, campaign_id, since, until, zone)
-    return [{"hour": r["hour"], "joins": r["joins"], "leaves": r["leaves"]} for r in rows]
+    return [Hour(r["hour"], int(r["joins"]), int(r["leaves"])) for r in rows]

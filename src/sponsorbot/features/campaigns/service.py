@@ -12,7 +12,7 @@ from typing import Any
 
 from sponsorbot.features.accounts.workspace import load as load_workspace
 from sponsorbot.features.campaigns import queries
-from sponsorbot.features.campaigns.queries import Campaign
+from sponsorbot.features.campaigns.queries import Campaign, Hour
 from sponsorbot.features.campaigns.rules import (
     FINISHED,
     GOAL_KINDS,
@@ -103,6 +103,16 @@ class Draft:
     position: str = "first"
     # Links that create join requests: None follows the chat (getChat's join_by_request).
     join_requests: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a sponsor's page shows: the campaign read whole, its joins and leaves per hour, and
+    the workspace's time zone the hours are counted in."""
+
+    campaign: Campaign
+    hours: tuple[Hour, ...]
+    time_zone: str
 
 
 def check_draft(draft: Draft, now: datetime, *, creating: bool) -> Draft:
@@ -444,7 +454,7 @@ class CampaignService(OwnerService):
         await self.pool.execute(SET_TOKEN, campaign_id, None)
         return await self.get(campaign_id)
 
-    async def report(self, token: str) -> dict[str, Any]:
+    async def report(self, token: str) -> Report:
         """What the sponsor's page shows, found by its token (NotFound once revoked)."""
         if not token or len(token) > 64:
             raise NotFound("no such report", code=Code.REPORT_MISSING)
@@ -452,23 +462,21 @@ class CampaignService(OwnerService):
         if row is None:
             raise NotFound("no such report", code=Code.REPORT_MISSING)
         zone = await self._zone()
-        campaign = await self._full(dict(row), zone)
-        campaign["hours"] = await self.hours(campaign, zone)
-        campaign["time_zone"] = zone
-        return campaign
+        campaign = Campaign.of(await self._full(dict(row), zone))
+        return Report(campaign, tuple(await self.hours(campaign, zone)), zone)
 
-    async def hours(self, campaign: Campaign | dict[str, Any], zone: str) -> list[dict[str, Any]]:
+    async def hours(self, campaign: Campaign, zone: str) -> list[Hour]:
         """Joins and leaves per hour of `zone`, from the start to now (or the campaign's end and
         its retention window after, where its last joins may still be lost), at least the
         last 24 hours."""
         until = self.clock()
-        if campaign["status"] in FINISHED:
-            retention = timedelta(hours=campaign["retention_hours"])
-            until = min(until, campaign["status_at"] + retention)
-        since = campaign["starts_at"]
+        if campaign.status in FINISHED:
+            retention = timedelta(hours=campaign.retention_hours)
+            until = min(until, campaign.status_at + retention)
+        since = campaign.starts_at
         if until - since < timedelta(hours=24):
             since = until - timedelta(hours=24)
-        return await queries.hourly(self.pool, campaign["id"], since, until, zone)
+        return await queries.hourly(self.pool, campaign.id, since, until, zone)
 
     async def live(self) -> list[dict[str, Any]]:
         """Campaigns that may still change, with their figures (for the periodic job)."""

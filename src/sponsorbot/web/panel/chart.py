@@ -10,11 +10,12 @@ Persian finance charts do); only the digits and dates follow the language.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+from sponsorbot.features.campaigns.queries import Hour
 from sponsorbot.web.panel import i18n
 
 WIDTH = 720
@@ -82,14 +83,13 @@ class Chart:
         return sum(b.leaves for b in self.bars)
 
 
-def _by_day(hours: list[dict[str, Any]], zone: ZoneInfo) -> list[dict[str, Any]]:
-    days: dict[Any, dict[str, Any]] = {}
+def _by_day(hours: Sequence[Hour], zone: ZoneInfo) -> list[Hour]:
+    days: dict[date, Hour] = {}
     for h in hours:
-        local = h["hour"].astimezone(zone)
+        local = h.hour.astimezone(zone)
         start = local.replace(hour=0, minute=0, second=0, microsecond=0)
-        day = days.setdefault(start.date(), {"hour": start, "joins": 0, "leaves": 0})
-        day["joins"] += int(h["joins"])
-        day["leaves"] += int(h["leaves"])
+        day = days.get(start.date(), Hour(start, 0, 0))
+        days[start.date()] = Hour(start, day.joins + h.joins, day.leaves + h.leaves)
     return list(days.values())
 
 
@@ -102,12 +102,12 @@ def _when(moment: datetime, zone: str, per_day: bool, short: bool) -> str:
     return i18n.format_datetime(moment, zone)
 
 
-def build(hours: list[dict[str, Any]], zone: str) -> Chart:
-    """The chart of `hours` ([{hour, joins, leaves}], oldest first) in the zone `zone`."""
+def build(hours: Sequence[Hour], zone: str) -> Chart:
+    """The chart of `hours` (oldest first) in the zone `zone`."""
     per_day = len(hours) > MAX_HOURLY
     points = _by_day(hours, ZoneInfo(zone)) if per_day else hours
-    top = max([1, *(int(p["joins"]) for p in points)])
-    bottom = max([1, *(int(p["leaves"]) for p in points)])
+    top = max([1, *(p.joins for p in points)])
+    bottom = max([1, *(p.leaves for p in points)])
     chart = Chart(per_day=per_day, top=top, bottom=bottom)
     if not points:
         return chart
@@ -117,7 +117,7 @@ def build(hours: list[dict[str, Any]], zone: str) -> Chart:
     # Spans within two days label hours alone; longer ones need the date to be read.
     short = len(points) <= 48
     for i, point in enumerate(points):
-        joins, leaves = int(point["joins"]), int(point["leaves"])
+        joins, leaves = point.joins, point.leaves
         up = above * joins / top
         chart.bars.append(
             Bar(
@@ -128,7 +128,7 @@ def build(hours: list[dict[str, Any]], zone: str) -> Chart:
                 leave_height=round(below * leaves / bottom, 2),
                 joins=joins,
                 leaves=leaves,
-                label=_when(point["hour"], zone, per_day, short=False),
+                label=_when(point.hour, zone, per_day, short=False),
             )
         )
     every = max(1, -(-len(points) // TICKS))
@@ -136,7 +136,7 @@ def build(hours: list[dict[str, Any]], zone: str) -> Chart:
         chart.ticks.append(
             Tick(
                 x=round(LEFT + i * step + step / 2, 2),
-                label=_when(points[i]["hour"], zone, per_day, short=short),
+                label=_when(points[i].hour, zone, per_day, short=short),
             )
         )
     return chart

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from sponsorbot.features.campaigns.queries import Campaign
 from sponsorbot.features.campaigns.rules import FINISHED
 from sponsorbot.features.errors import NotFound
 from sponsorbot.web.deps import services_of
@@ -64,7 +65,7 @@ def _page(request: Request, template: str, context: dict[str, Any], status: int)
     return HTMLResponse(html, status_code=status, headers=HEADERS)
 
 
-def _public(campaign: dict[str, Any]) -> dict[str, Any]:
+def _public(campaign: Campaign) -> dict[str, Any]:
     """Only what the sponsor may see: no invite links, no report token, no author."""
     keep = (
         "name",
@@ -103,12 +104,12 @@ async def report_page(request: Request, token: str) -> Response:
         found = await services_of(request).campaigns.report(token)
     except NotFound:
         return _page(request, "report_gone.html", {}, 404)
-    zone = str(found["time_zone"])
-    campaign = _public(found)
+    zone = found.time_zone
+    campaign = _public(found.campaign)
     ended = campaign["status_at"] if campaign["status"] in FINISHED else None
     context = {
         "campaign": campaign,
-        "chart": chart.build(list(found["hours"]), zone),
+        "chart": chart.build(found.hours, zone),
         "ended_at": ended,
         "zone": zone,
         "when": lambda moment, with_time=True: i18n.format_datetime(moment, zone, with_time),
