@@ -36,6 +36,7 @@ from sponsorbot.features.shop.orders import (
     base58,
     money,
 )
+from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import (
     KINDS,
     PAYMENT_STATUSES,
@@ -44,7 +45,6 @@ from sponsorbot.features.shop.rules import (
     MoneyError,
     can,
     parse_price,
-    show,
 )
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
@@ -340,29 +340,27 @@ class ShopService(OwnerService):
 
     # Products
 
-    async def products(self, bot_id: int, active_only: bool = False) -> list[dict[str, Any]]:
+    async def products(self, bot_id: int, active_only: bool = False) -> list[Product]:
         """The bot's products, in their order."""
         await self.bots.get(bot_id)
         rows = await self.pool.fetch(queries.PRODUCTS, bot_id, active_only)
-        return [{**dict(r), "price_usdt": show(r["price_usdt"])} for r in rows]
+        return [Product.of(r) for r in rows]
 
-    async def product(self, bot_id: int, product_id: int) -> dict[str, Any]:
+    async def product(self, bot_id: int, product_id: int) -> Product:
         """One product of the bot."""
         row = await self.pool.fetchrow(queries.PRODUCT, bot_id, product_id)
         if row is None:
             await self.bots.get(bot_id)
             raise NotFound("no such product in this bot")
-        return {**dict(row), "price_usdt": show(row["price_usdt"])}
+        return Product.of(row)
 
-    async def create_product(self, bot_id: int, draft: ProductDraft) -> dict[str, Any]:
+    async def create_product(self, bot_id: int, draft: ProductDraft) -> Product:
         """Add a product."""
         await self.bots.get(bot_id)
         product_id = await self.pool.fetchval(queries.INSERT_PRODUCT, bot_id, *check_product(draft))
         return await self.product(bot_id, product_id)
 
-    async def change_product(
-        self, bot_id: int, product_id: int, draft: ProductDraft
-    ) -> dict[str, Any]:
+    async def change_product(self, bot_id: int, product_id: int, draft: ProductDraft) -> Product:
         """Change a product (orders keep the title and price they were made with)."""
         fields = check_product(draft)
         done = await self.pool.execute(queries.UPDATE_PRODUCT, bot_id, product_id, *fields)

@@ -71,6 +71,8 @@ class ProductIn(Strict):
 class ProductOut(BaseModel):
     """A product."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     bot_id: int
     kind: Kind

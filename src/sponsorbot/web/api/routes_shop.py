@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request, Response
 
 from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
+from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import PaymentStatus, State
 from sponsorbot.features.shop.service import ProductDraft, ShopConfig
 from sponsorbot.web.api.audit import audit_call
@@ -63,21 +64,19 @@ async def put_shop(
 
 
 @router.get(f"{BOT}/products", response_model=list[ProductOut], summary="A bot's products")
-async def list_products(bot_id: BotId, who: Reader, features: Service) -> list[dict[str, Any]]:
+async def list_products(bot_id: BotId, who: Reader, features: Service) -> list[Product]:
     return await features.shop.products(bot_id)
 
 
 @router.post(f"{BOT}/products", status_code=201, response_model=ProductOut, summary="Add a product")
-async def create_product(
-    bot_id: BotId, body: ProductIn, who: Admin, features: Service
-) -> dict[str, Any]:
+async def create_product(bot_id: BotId, body: ProductIn, who: Admin, features: Service) -> Product:
     return await features.shop.create_product(bot_id, body.to(ProductDraft))
 
 
 @router.put(f"{BOT}/products/{{product_id}}", response_model=ProductOut, summary="Change a product")
 async def change_product(
     bot_id: BotId, product_id: RowId, body: ProductIn, who: Admin, features: Service
-) -> dict[str, Any]:
+) -> Product:
     return await features.shop.change_product(bot_id, product_id, body.to(ProductDraft))
 
 

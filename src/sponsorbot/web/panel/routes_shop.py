@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
+from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import KINDS
 from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, ProductDraft, ShopConfig
 from sponsorbot.web.deps import services_of
@@ -390,7 +391,7 @@ async def _product_form(
     bot_id: int,
     values: dict[str, Any],
     errors: dict[str, str],
-    product: dict[str, Any] | None = None,
+    product: Product | None = None,
     status: int = 200,
 ) -> Response:
     context = {
@@ -406,17 +407,17 @@ async def _product_form(
     return render(request, viewer, "shop_product_form.html", context, status)
 
 
-def _product_values(product: dict[str, Any]) -> dict[str, Any]:
+def _product_values(product: Product) -> dict[str, Any]:
     """What the form shows for a stored product."""
     return {
         **{k: product[k] for k in PRODUCT_AUDITED if k not in ("joins", "days")},
-        "joins": product["joins"] or "",
-        "days": product["days"] or "",
-        "position": product["position"],
+        "joins": product.joins or "",
+        "days": product.days or "",
+        "position": product.position,
     }
 
 
-def _audited_product(product: dict[str, Any]) -> dict[str, Any]:
+def _audited_product(product: Product) -> dict[str, Any]:
     return {k: product[k] for k in PRODUCT_AUDITED}
 
 
@@ -449,7 +450,7 @@ async def shop_product_create(request: Request, bot_id: Id, viewer: ManageBots) 
         errors = field_errors(exc)
         return await _product_form(request, viewer, bot_id, values, errors, None, BAD_INPUT)
     after = {"bot": bot_id, **_audited_product(made)}
-    await audit(request, viewer, "shop.product_created", f"product:{made['id']}", after=after)
+    await audit(request, viewer, "shop.product_created", f"product:{made.id}", after=after)
     return redirect(request, f"/bots/{bot_id}/shop/products")
 
 
