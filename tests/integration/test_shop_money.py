@@ -343,7 +343,7 @@ async def test_a_payer_who_never_sends_the_hash_is_credited_by_the_watcher(
 
         await eventually(listed, timeout=30)
         waiting = (await s.features.shop.transfers("unattributed"))["items"][0]
-        assert waiting["claims"] == [] and waiting["reason"] == "no_match"
+        assert waiting.claims == () and waiting.reason == "no_match"
         assert (await s.features.shop.order(order["id"]))["state"] == "awaiting_payment"
         # Then the payment, in TRX, its exact amount, and no hash sent.
         await s.tg.sim.tron_trx(s.payer, s.address, order["due_trx"], solidify="now")

@@ -1,15 +1,35 @@
-"""The shop's product results: frozen, the price as a string, read by name as the dicts were,
-and the owner API's model built from their attributes."""
+"""The shop's product and transfer results: frozen, money as strings and addresses in Base58,
+read by name as the dicts were, and the owner API's models built from their attributes."""
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
 from sponsorbot.features.shop.products import Product
-from sponsorbot.web.api.models_shop import ProductOut
+from sponsorbot.features.shop.transfers import Claim, Transfer, TransferPage
+from sponsorbot.tron.address import parse_address
+from sponsorbot.web.api.models_shop import ProductOut, TransferOut
+from sponsorbot.web.api.models_shop import TransferPage as TransferPageOut
+
+ADDRESS = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+T0 = datetime(2026, 12, 1, 12, tzinfo=UTC)
+
+
+def transfer_row(**changes: Any) -> dict[str, Any]:
+    """A transfer as queries.TRANSFER reads it, credited to an order by its amount."""
+    row: dict[str, Any] = {
+        "id": 4, "network": "mainnet", "tx_hash": "cd" * 32, "coin": "TRX",
+        "amount": Decimal("8.000000"), "from_address": None,
+        "to_address": parse_address(ADDRESS), "block_time": T0, "state": "credited",
+        "reason": None, "order_bot_id": 1, "order_id": 7, "credited_usdt": Decimal("2.000000"),
+        "matched_by": "amount", "seen_at": T0, "decided_at": T0, "decided_by": None, "note": None,
+    }  # fmt: skip
+    return {**row, **changes}
 
 
 def test_a_product_shows_its_price_as_a_string() -> None:
@@ -24,3 +44,36 @@ def test_a_product_shows_its_price_as_a_string() -> None:
         product.active = False  # type: ignore[misc]
     shown = ProductOut.model_validate(product).model_dump(mode="json")
     assert list(shown) == list(ProductOut.model_fields) and shown["price_usdt"] == "5.5"
+
+
+def test_a_claim_reads_its_time_from_the_json_postgresql_builds() -> None:
+    data = {
+        "order_id": 7, "bot_id": 1, "status": "rejected", "reason": "wrong_amount",
+        "submitted_at": "2026-12-01T15:30:00.1234+03:30",
+    }  # fmt: skip
+    claim = Claim.of(data)
+    tehran = timezone(timedelta(hours=3, minutes=30))
+    assert claim.submitted_at == datetime(2026, 12, 1, 15, 30, 0, 123400, tzinfo=tehran)
+    assert claim.submitted_at == datetime(2026, 12, 1, 12, 0, 0, 123400, tzinfo=UTC)
+
+
+def test_a_transfer_shows_its_money_as_strings_and_its_addresses_in_base58() -> None:
+    claim = Claim(order_id=7, bot_id=1, status="credited", reason=None, submitted_at=T0)
+    transfer = Transfer.of(transfer_row(), (claim,))
+    assert (transfer.amount, transfer.credited_usdt) == ("8", "2")
+    assert (transfer.from_address, transfer.to_address) == (None, ADDRESS)
+    assert transfer["claims"][0]["order_id"] == 7
+    waiting = Transfer.of(transfer_row(state="unattributed", credited_usdt=None), ())
+    assert (waiting.credited_usdt, waiting.claims) == (None, ())
+
+    page = TransferPage(items=(transfer, waiting), next_before=3)
+    shown = TransferPageOut.model_validate(page).model_dump(mode="json")
+    assert shown["next_before"] == 3 and [t["id"] for t in shown["items"]] == [4, 4]
+    first = shown["items"][0]
+    assert list(first) == list(TransferOut.model_fields) and first["to_address"] == ADDRESS
+    said = {
+        "order_id": 7, "bot_id": 1, "status": "credited", "reason": None,
+        "submitted_at": "2026-12-01T12:00:00Z",
+    }  # fmt: skip
+    assert first["claims"] == [said]
+    assert shown["items"][1]["claims"] == []

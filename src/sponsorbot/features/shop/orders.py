@@ -29,6 +29,17 @@ def money(amount: Decimal | None) -> str | None:
     return show(amount) if amount is not None else None
 
 
+def moved(result: type[Record], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's values of the result's fields, for coins that moved on the chain (a payment,
+    a transfer): its addresses in Base58 and its amounts as strings."""
+    values = result.values_of(row)
+    for key in ("from_address", "to_address"):
+        values[key] = base58(row[key])
+    for key in ("amount", "credited_usdt"):
+        values[key] = money(row[key])
+    return values
+
+
 @dataclass(frozen=True, slots=True)
 class Payment(Record):
     """A submitted transaction hash and what the verifier made of it. In the payments list,
@@ -58,12 +69,7 @@ class Payment(Record):
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Payment:
         """A payment from its row (addresses in Base58, money as strings)."""
-        values = cls.values_of(row)
-        for key in ("from_address", "to_address"):
-            values[key] = base58(row[key])
-        for key in ("amount", "credited_usdt"):
-            values[key] = money(row[key])
-        return cls(**values)
+        return cls(**moved(cls, row))
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,6 @@ from sponsorbot.features.shop.orders import (
     PaymentPage,
     Step,
     base58,
-    money,
 )
 from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import (
@@ -46,6 +45,7 @@ from sponsorbot.features.shop.rules import (
     can,
     parse_price,
 )
+from sponsorbot.features.shop.transfers import Claim, Transfer, TransferPage
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
 from sponsorbot.tron.address import AddressError, parse_address, to_base58
@@ -177,18 +177,6 @@ def check_reason(reason: str, required: bool = True) -> str | None:
     if len(reason) > MAX_REASON:
         raise Invalid(f"the reason is at most {MAX_REASON} characters", code="reason")
     return reason
-
-
-def transfer_out(row: Mapping[str, Any], claims: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """A transfer as the panel and the API show it (addresses in Base58, money as strings),
-    with its claims."""
-    out = dict(row)
-    for key in ("from_address", "to_address"):
-        out[key] = base58(row[key])
-    for key in ("amount", "credited_usdt"):
-        out[key] = money(row[key])
-    out["claims"] = [dict(c) for c in claims]
-    return out
 
 
 @dataclass(eq=False)
@@ -645,29 +633,29 @@ class ShopService(OwnerService):
 
     async def transfers(
         self, state: str | None = None, before: int | None = None, limit: int = PAGE
-    ) -> dict[str, Any]:
+    ) -> TransferPage:
         """A page of transfers seen, newest first, each with the orders that claimed it."""
         if state is not None and state not in TRANSFER_STATES:
             raise Invalid(f"a transfer is {', '.join(TRANSFER_STATES)}", code="transfer_state")
         rows, next_before = await self._keyset(queries.TRANSFERS, limit, state, before)
-        return {"items": await self._with_claims(rows), "next_before": next_before}
+        return TransferPage(items=await self._with_claims(rows), next_before=next_before)
 
-    async def transfer(self, transfer_id: int) -> dict[str, Any]:
+    async def transfer(self, transfer_id: int) -> Transfer:
         """One transfer with its claims."""
         row = await self.pool.fetchrow(queries.TRANSFER, transfer_id)
         if row is None:
             raise NotFound("no such transfer")
         return (await self._with_claims([row]))[0]
 
-    async def _with_claims(self, rows: list[asyncpg.Record]) -> list[dict[str, Any]]:
-        """The transfers as shown, each with its claims (read in one statement for all)."""
-        claims: dict[str, list[Mapping[str, Any]]] = {r["tx_hash"]: [] for r in rows}
+    async def _with_claims(self, rows: list[asyncpg.Record]) -> tuple[Transfer, ...]:
+        """The transfers, each with its claims (read in one statement for all)."""
+        claims: dict[str, list[Claim]] = {r["tx_hash"]: [] for r in rows}
         if rows:
             for c in await self.pool.fetch(queries.CLAIMS, list(claims)):
-                claims[c["tx_hash"]].append(c["claim"])
-        return [transfer_out(r, claims[r["tx_hash"]]) for r in rows]
+                claims[c["tx_hash"]].append(Claim.of(c["claim"]))
+        return tuple(Transfer.of(r, tuple(claims[r["tx_hash"]])) for r in rows)
 
-    async def assign_transfer(self, transfer_id: int, order_id: int, actor: str) -> dict[str, Any]:
+    async def assign_transfer(self, transfer_id: int, order_id: int, actor: str) -> Transfer:
         """Credit a transfer that waits for the owner to an order of the same address (a part
         payment, an over-payment, an amount two orders shared)."""
         async with ledger.transaction(self.pool) as conn:
@@ -697,13 +685,13 @@ class ShopService(OwnerService):
         self.wake(order["bot_id"])
         return await self.transfer(transfer_id)
 
-    async def return_transfer(self, transfer_id: int, note: str, actor: str) -> dict[str, Any]:
+    async def return_transfer(self, transfer_id: int, note: str, actor: str) -> Transfer:
         """Record that a transfer that waits for the owner was sent back (by hand)."""
         why = check_reason(note, required=False)
         done = await self.pool.fetchval(queries.RETURN_TRANSFER, transfer_id, why, actor)
         if done is None:
             row = await self.transfer(transfer_id)
-            raise Conflict(f"this transfer is {row['state']}, not waiting", code="transfer_state")
+            raise Conflict(f"this transfer is {row.state}, not waiting", code="transfer_state")
         return await self.transfer(transfer_id)
 
     async def requeue(self, payment_id: int, actor: str) -> Order:

@@ -204,6 +204,8 @@ class HashIn(Strict):
 class ClaimOut(BaseModel):
     """An order whose advertiser (or the owner) sent this transfer's hash."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     order_id: int
     bot_id: int
     status: PaymentStatus
@@ -213,6 +215,8 @@ class ClaimOut(BaseModel):
 
 class TransferOut(BaseModel):
     """One transfer into a shop's address, as the chain showed it, and where it went."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: int
     network: str
@@ -239,6 +243,8 @@ class TransferOut(BaseModel):
 
 class TransferPage(BaseModel):
     """A page of transfers, newest first."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     items: list[TransferOut]
     next_before: int | None

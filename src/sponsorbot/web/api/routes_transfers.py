@@ -7,10 +7,9 @@ for; everything else is the owner's to decide (docs/shop-payments.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
+from sponsorbot.features.shop import transfers
 from sponsorbot.features.shop.orders import Order
 from sponsorbot.features.shop.rules import TransferState
 from sponsorbot.web.api.auth import actor_name
@@ -27,12 +26,12 @@ async def list_transfers(
     state: TransferState | None = None,
     before: Before = None,
     limit: Limit = 50,
-) -> dict[str, Any]:
+) -> transfers.TransferPage:
     return await features.shop.transfers(state, before, limit)
 
 
 @router.get("/shop/transfers/{transfer_id}", response_model=TransferOut, summary="One transfer")
-async def get_transfer(transfer_id: RowId, who: Reader, features: Service) -> dict[str, Any]:
+async def get_transfer(transfer_id: RowId, who: Reader, features: Service) -> transfers.Transfer:
     return await features.shop.transfer(transfer_id)
 
 
@@ -43,7 +42,7 @@ async def get_transfer(transfer_id: RowId, who: Reader, features: Service) -> di
 )
 async def assign_transfer(
     transfer_id: RowId, body: AssignIn, who: Admin, features: Service
-) -> dict[str, Any]:
+) -> transfers.Transfer:
     return await features.shop.assign_transfer(transfer_id, body.order_id, actor_name(who))
 
 
@@ -54,7 +53,7 @@ async def assign_transfer(
 )
 async def return_transfer(
     transfer_id: RowId, who: Admin, features: Service, body: NoteIn | None = None
-) -> dict[str, Any]:
+) -> transfers.Transfer:
     note = body.note if body is not None else ""
     return await features.shop.return_transfer(transfer_id, note, actor_name(who))
 

@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.errors import NotFound
 from sponsorbot.features.shop.rules import TRANSFER_STATES
+from sponsorbot.features.shop.transfers import Transfer
 from sponsorbot.tron import tronscan_url
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
@@ -42,8 +43,8 @@ MATCH_NAMES = {
 }
 
 
-def _rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**t, "url": tronscan_url(TronNetwork(t["network"]), t["tx_hash"])} for t in items]
+def _rows(items: tuple[Transfer, ...]) -> list[dict[str, Any]]:
+    return [{**t, "url": tronscan_url(TronNetwork(t.network), t.tx_hash)} for t in items]
 
 
 @router.get("/shop/transfers")
@@ -58,7 +59,7 @@ async def _page(
     shown = asked(request, "state", TRANSFER_STATES)
     page = await services_of(request).shop.transfers(shown.choice, shown.before, PAGE)
     context = {
-        "transfers": _rows(page["items"]),
+        "transfers": _rows(page.items),
         "bots": await services_of(request).bots.all(),
         "state": shown.choice,
         "states": TRANSFER_STATES,
@@ -66,7 +67,7 @@ async def _page(
         "transfer_badges": TRANSFER_BADGES,
         "hold_names": HOLD_NAMES,
         "match_names": MATCH_NAMES,
-        **shown.pager("/shop/transfers", page["next_before"]),
+        **shown.pager("/shop/transfers", page.next_before),
         "filtered": bool(shown.filters),
         "message": message,
         **shop_names(),
@@ -88,9 +89,9 @@ async def transfer_assign(request: Request, transfer_id: Id, viewer: ManageBots)
         if isinstance(exc, NotFound) and "transfer" in str(exc):
             raise
         return await _page(request, viewer, describe(exc), 409)
-    credited = {"order_id": after["order_id"], "credited_usdt": after["credited_usdt"]}
+    credited = {"order_id": after.order_id, "credited_usdt": after.credited_usdt}
     await _audit(request, viewer, "shop.transfer_assigned", transfer_id, credited)
-    return redirect(request, f"/shop/orders/{after['order_id']}")
+    return redirect(request, f"/shop/orders/{after.order_id}")
 
 
 @router.post("/shop/transfers/{transfer_id}/returned")
