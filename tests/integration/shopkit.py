@@ -16,7 +16,8 @@ from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.shop.buttons import AdSubmit
 from sponsorbot.features.shop.orders import Order
-from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.settings import ShopConfig
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine, tron_urls
 from tests.kit import simulated_telegram as simulated_telegram

@@ -28,7 +28,7 @@ from sponsorbot.features.accounts.users import LockoutPolicy
 from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.errors import Invalid
-from sponsorbot.features.shop.service import ShopConfig
+from sponsorbot.features.shop.settings import ShopConfig
 from sponsorbot.web.app import create_app
 from sponsorbot.web.deps import Services
 from sponsorbot.web.panel import PanelConfig

@@ -17,8 +17,10 @@ from sponsorbot.features.broadcasts.post import Post
 from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.errors import Conflict
 from sponsorbot.features.shop.fulfil import Fulfilment, maker
+from sponsorbot.features.shop.orders import Attention
 from sponsorbot.features.shop.runner import BUDGET_SPENT, ShopRunner
-from sponsorbot.features.shop.service import CALLS_PER_HOUR, ProductDraft
+from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.settings import CALLS_PER_HOUR
 from sponsorbot.tron.verifier import credited_usdt
 from tests.integration.broadcastkit import add_people
 from tests.integration.shopkit import WATCHING, Shop, add_order, shop
@@ -426,7 +428,7 @@ async def test_the_dashboard_shows_stuck_orders_and_transfers_waiting(
 ) -> None:
     async with shop(pool, db_dsn, tmp_path) as s:
         _, order = await s.approved_banner()
-        assert await s.features.shop.attention() == {"stuck": [], "waiting_transfers": 0}
+        assert await s.features.shop.attention() == Attention(stuck=(), waiting_transfers=0)
         # Paid twenty minutes ago, its ad never started (a channel right missing, say).
         await pool.execute(
             "UPDATE shop_orders SET state = 'paid', start_tries = 3, start_after = now()"
@@ -441,5 +443,5 @@ async def test_the_dashboard_shows_stuck_orders_and_transfers_waiting(
             order["id"],
         )
         seen = await s.features.shop.attention()
-        assert [o["id"] for o in seen["stuck"]] == [order["id"]]
-        assert seen["stuck"][0]["start_tries"] == 3 and seen["waiting_transfers"] == 1
+        assert [o.id for o in seen.stuck] == [order["id"]]
+        assert seen.stuck[0].start_tries == 3 and seen.waiting_transfers == 1

@@ -1,5 +1,6 @@
-"""The shop's product and transfer results: frozen, money as strings and addresses in Base58,
-read by name as the dicts were, and the owner API's models built from their attributes."""
+"""The shop's other results (products, transfers with their claims, the settings, what needs
+the owner): frozen, money as strings and addresses in Base58, read by name as the dicts were,
+and the owner API's models built from their attributes."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from sponsorbot.features.shop.orders import Attention, Stuck
 from sponsorbot.features.shop.products import Product
+from sponsorbot.features.shop.settings import CALLS_PER_HOUR, ShopSettings
 from sponsorbot.features.shop.transfers import Claim, Transfer, TransferPage
 from sponsorbot.tron.address import parse_address
-from sponsorbot.web.api.models_shop import ProductOut, TransferOut
+from sponsorbot.web.api.models_shop import ProductOut, ShopSettingsOut, TransferOut
 from sponsorbot.web.api.models_shop import TransferPage as TransferPageOut
 
 ADDRESS = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
@@ -77,3 +80,21 @@ def test_a_transfer_shows_its_money_as_strings_and_its_addresses_in_base58() -> 
     }  # fmt: skip
     assert first["claims"] == [said]
     assert shown["items"][1]["claims"] == []
+
+
+def test_the_settings_and_what_needs_the_owner() -> None:
+    settings = ShopSettings(
+        bot_id=1, enabled=True, network="mainnet", address=ADDRESS, accept_usdt=True,
+        accept_trx=False, api_key_tail="1234", key_unreadable=False, pay_within_h=24,
+        trongrid_calls=2,
+    )  # fmt: skip
+    assert settings.trongrid_budget == CALLS_PER_HOUR and settings["api_key_tail"] == "1234"
+    shown = ShopSettingsOut.model_validate(settings).model_dump(mode="json")
+    assert list(shown) == list(ShopSettingsOut.model_fields)
+    assert shown == {k: settings[k] for k in ShopSettingsOut.model_fields}
+
+    stuck = Stuck(id=7, bot_id=1, state="paid", kind="banner", start_tries=3, updated_at=T0)
+    attention = Attention(stuck=(stuck,), waiting_transfers=2)
+    assert attention["stuck"][0]["start_tries"] == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        attention.waiting_transfers = 0  # type: ignore[misc]

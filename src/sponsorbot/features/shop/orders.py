@@ -1,5 +1,5 @@
 """The shop's orders as the owner reads them: typed, frozen results of the service's order
-methods (one order, a page of orders, a page of payments) instead of dicts.
+methods (one order, a page of orders, a page of payments, the orders stuck) instead of dicts.
 
 Addresses are in Base58 and money is a decimal string (`rules.show`), as the panel and the
 owner API show them; a `Record`'s fields still read by name (`order["state"]`) for the callers
@@ -171,3 +171,25 @@ class PaymentPage(Record):
 
     items: tuple[Payment, ...]
     next_before: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stuck(Record):
+    """An order whose ad is not out a while after it should be: paid but not started (the
+    clock keeps trying; `start_tries` says how often), or running as a broadcast never sent."""
+
+    id: int
+    bot_id: int
+    state: str
+    kind: str
+    start_tries: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Attention(Record):
+    """What the owner should look at (the dashboard's notice): the stuck orders, and how many
+    transfers wait for them to assign or send back."""
+
+    stuck: tuple[Stuck, ...]
+    waiting_transfers: int

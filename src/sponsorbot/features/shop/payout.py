@@ -17,7 +17,7 @@ from typing import Any
 import asyncpg
 
 from sponsorbot.features.accounts.audit import AuditFilter, entries
-from sponsorbot.features.shop.service import ShopConfig
+from sponsorbot.features.shop.settings import ShopConfig, ShopSettings
 from sponsorbot.features.texts import LANGUAGES, placeholders
 from sponsorbot.features.texts_shop import SHOP_TEXTS
 
@@ -40,7 +40,7 @@ NOTICE_LIMIT = 20
 ADDRESS_TAIL = 6
 
 
-def money_changes(stored: Mapping[str, Any], new: ShopConfig) -> list[str]:
+def money_changes(stored: ShopSettings, new: ShopConfig) -> list[str]:
     """The money fields that saving `new` over `stored` (as ShopService.settings shows it)
     would change; empty when only other settings change, which any admin may do."""
     typed = {
@@ -52,18 +52,18 @@ def money_changes(stored: Mapping[str, Any], new: ShopConfig) -> list[str]:
     return [k for k in MONEY_FIELDS if typed[k] != stored[k]]
 
 
-def _money_view(settings: Mapping[str, Any]) -> dict[str, Any]:
-    address = settings["address"]
+def _money_view(settings: ShopSettings) -> dict[str, Any]:
+    address = settings.address
     return {
-        "network": settings["network"],
+        "network": settings.network,
         "address_tail": address[-ADDRESS_TAIL:] if address else None,
-        "accept_usdt": settings["accept_usdt"],
-        "accept_trx": settings["accept_trx"],
+        "accept_usdt": settings.accept_usdt,
+        "accept_trx": settings.accept_trx,
     }
 
 
 def money_change(
-    before: Mapping[str, Any], after: Mapping[str, Any]
+    before: ShopSettings, after: ShopSettings
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The audit entry's before and after for a save from `before` to `after` (both as
     ShopService.settings shows them), or None when no money setting changed. Compared in full:

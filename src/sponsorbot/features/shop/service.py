@@ -28,11 +28,13 @@ from sponsorbot.features.service import OwnerService
 from sponsorbot.features.shop import ledger, notices, queries
 from sponsorbot.features.shop.ledger import enqueue, lock_order, log_step
 from sponsorbot.features.shop.orders import (
+    Attention,
     Order,
     OrderPage,
     Payment,
     PaymentPage,
     Step,
+    Stuck,
     base58,
 )
 from sponsorbot.features.shop.products import Product
@@ -45,6 +47,7 @@ from sponsorbot.features.shop.rules import (
     can,
     parse_price,
 )
+from sponsorbot.features.shop.settings import CALLS_PER_HOUR, ShopConfig, ShopSettings
 from sponsorbot.features.shop.transfers import Claim, Transfer, TransferPage
 from sponsorbot.features.texts import render
 from sponsorbot.telegram import TelegramError
@@ -86,28 +89,11 @@ MAX_PAGE = 200
 # A paid order whose ad is not out after this long is shown to the owner (the clock keeps
 # trying meanwhile).
 STUCK_AFTER = timedelta(minutes=10)
-# TronGrid calls one shop may make in an hour: a check is two, and an advertiser's junk hashes
-# must not use up the key (or the server's) for every other shop.
-CALLS_PER_HOUR = 3000
 # Orders the owner may credit a transfer to: waiting for payment, or expired with a payment
 # that came late.
 ASSIGNABLE = ("awaiting_payment", "partly_paid", "expired")
 # How long an advertiser asked for a change has to send it.
 CHANGE_TTL_S = 7 * 24 * 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class ShopConfig:
-    """The shop settings an owner sets on a bot. `api_key`: None keeps the stored key, an
-    empty string removes it."""
-
-    enabled: bool = False
-    network: str = "mainnet"
-    address: str = ""
-    accept_usdt: bool = True
-    accept_trx: bool = True
-    api_key: str | None = None
-    pay_within_h: int = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,43 +185,40 @@ class ShopService(OwnerService):
 
     # Settings
 
-    async def settings(self, bot_id: int) -> dict[str, Any]:
-        """The bot's shop settings: the TronGrid key only as its last 4 characters, and
-        `key_unreadable` when the stored key can no longer be decrypted."""
+    async def settings(self, bot_id: int) -> ShopSettings:
+        """The bot's shop settings (a shop never set up: closed, on the server's network)."""
         await self.bots.get(bot_id)
         row = await self.pool.fetchrow(queries.SETTINGS, bot_id)
         if row is None:
-            defaults = ShopConfig(network=self.network)
-            return {
-                "bot_id": bot_id,
-                "enabled": False,
-                "network": defaults.network,
-                "address": None,
-                "accept_usdt": True,
-                "accept_trx": True,
-                "api_key_tail": None,
-                "key_unreadable": False,
-                "pay_within_h": defaults.pay_within_h,
-                "trongrid_calls": 0,
-                "trongrid_budget": CALLS_PER_HOUR,
-            }
+            unset = ShopConfig(network=self.network)
+            return ShopSettings(
+                bot_id=bot_id,
+                enabled=unset.enabled,
+                network=unset.network,
+                address=None,
+                accept_usdt=unset.accept_usdt,
+                accept_trx=unset.accept_trx,
+                api_key_tail=None,
+                key_unreadable=False,
+                pay_within_h=unset.pay_within_h,
+                trongrid_calls=0,
+            )
         sealed = bytes(row["api_key"]) if row["api_key"] else None
         key = self._opened(bot_id, sealed) if sealed else None
-        return {
-            "bot_id": bot_id,
-            "enabled": row["enabled"],
-            "network": row["network"],
-            "address": base58(row["address"]),
-            "accept_usdt": row["accept_usdt"],
-            "accept_trx": row["accept_trx"],
-            "api_key_tail": tail(key) if key else None,
+        return ShopSettings(
+            bot_id=bot_id,
+            enabled=row["enabled"],
+            network=row["network"],
+            address=base58(row["address"]),
+            accept_usdt=row["accept_usdt"],
+            accept_trx=row["accept_trx"],
+            api_key_tail=tail(key) if key else None,
             # A key sealed under an installation key that is gone (ADR 0010): the page says so
             # and takes a new one instead of failing.
-            "key_unreadable": sealed is not None and key is None,
-            "pay_within_h": row["pay_within_h"],
-            "trongrid_calls": row["calls"],
-            "trongrid_budget": CALLS_PER_HOUR,
-        }
+            key_unreadable=sealed is not None and key is None,
+            pay_within_h=row["pay_within_h"],
+            trongrid_calls=row["calls"],
+        )
 
     async def spend_calls(self, bot_id: int, calls: int) -> bool:
         """Count TronGrid calls against the shop's hourly budget; False when it is spent (the
@@ -301,7 +284,7 @@ class ShopService(OwnerService):
             raise Invalid("the TronGrid API key is not well-formed", code="shop_api_key")
         return address
 
-    async def save_settings(self, bot_id: int, new: ShopConfig) -> dict[str, Any]:
+    async def save_settings(self, bot_id: int, new: ShopConfig) -> ShopSettings:
         """Check (check_settings) and store the settings."""
         await self.bots.get(bot_id)
         address = self.check_settings(new)
@@ -622,12 +605,14 @@ class ShopService(OwnerService):
             await log_step(conn, order_id, "hash_submitted", actor, hash=tx_hash)
         return await self.order(order_id)
 
-    async def attention(self) -> dict[str, Any]:
+    async def attention(self) -> Attention:
         """What the owner should look at: orders paid or running for a while with no ad out,
         and how many transfers wait to be assigned."""
         stuck = await self.pool.fetch(queries.STUCK, STUCK_AFTER.total_seconds())
         waiting = await self.pool.fetchval(queries.WAITING_TRANSFERS)
-        return {"stuck": [dict(r) for r in stuck], "waiting_transfers": int(waiting)}
+        return Attention(
+            stuck=tuple(Stuck(**dict(r)) for r in stuck), waiting_transfers=int(waiting)
+        )
 
     # Transfers: what the chain brought in, and the owner's decisions on what matched no order
 

@@ -30,6 +30,8 @@ class ShopSettingsIn(Strict):
 class ShopSettingsOut(BaseModel):
     """A bot's shop; the TronGrid key only as its last 4 characters."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     bot_id: int
     enabled: bool
     network: Network

@@ -5,7 +5,7 @@ address, the network, the coins) an owner token; any member may read."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Request, Response
 
@@ -13,7 +13,8 @@ from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import PaymentStatus, State
-from sponsorbot.features.shop.service import ProductDraft, ShopConfig
+from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.settings import ShopConfig, ShopSettings
 from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.auth import actor_name, refuse_unless
 from sponsorbot.web.api.deps import Admin, Before, BotFilter, BotId, Limit, Reader, RowId, Service
@@ -34,7 +35,7 @@ BOT = "/bots/{bot_id}/shop"
 
 
 @router.get(BOT, response_model=ShopSettingsOut, summary="A bot's shop settings")
-async def get_shop(bot_id: BotId, who: Reader, features: Service) -> dict[str, Any]:
+async def get_shop(bot_id: BotId, who: Reader, features: Service) -> ShopSettings:
     return await features.shop.settings(bot_id)
 
 
@@ -47,7 +48,7 @@ async def get_shop(bot_id: BotId, who: Reader, features: Service) -> dict[str, A
 )
 async def put_shop(
     request: Request, bot_id: BotId, body: ShopSettingsIn, who: Admin, features: Service
-) -> dict[str, Any]:
+) -> ShopSettings:
     config = body.to(ShopConfig)
     bot = await features.bots.get(bot_id)
     before = await features.shop.settings(bot_id)

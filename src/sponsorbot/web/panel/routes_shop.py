@@ -18,7 +18,8 @@ from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
 from sponsorbot.features.shop.products import Product
 from sponsorbot.features.shop.rules import KINDS
-from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, ProductDraft, ShopConfig
+from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, ProductDraft
+from sponsorbot.features.shop.settings import ShopConfig, ShopSettings
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
 from sponsorbot.web.panel.errors import REFUSED, describe
@@ -246,11 +247,11 @@ async def _settings_page(
     stored = await shop.settings(bot_id)
     # Test networks are offered only where the server allows them (a shop already on one
     # still shows it, so the page says what is stored).
-    networks = [n for n in NETWORKS if shop.allow_testnet or n in (MAINNET, stored["network"])]
+    networks = [n for n in NETWORKS if shop.allow_testnet or n in (MAINNET, stored.network)]
     context = {
         "bot": bot,
         "shop": stored,
-        "values": values or {**stored, "address": stored["address"] or ""},
+        "values": values or {**stored, "address": stored.address or ""},
         "errors": errors,
         "networks": networks,
         "testnets_allowed": shop.allow_testnet,
@@ -266,14 +267,14 @@ async def shop_settings_page(request: Request, bot_id: Id, viewer: View) -> Resp
     return await _settings_page(request, viewer, bot_id, {})
 
 
-def _audited_settings(settings: dict[str, Any]) -> dict[str, Any]:
+def _audited_settings(settings: ShopSettings) -> dict[str, Any]:
     """What the audit log keeps of the settings: never the TronGrid key, only whether one is set
     (or is stored but can no longer be read)."""
     out = {k: settings[k] for k in SETTINGS_AUDITED}
-    if settings["key_unreadable"]:
+    if settings.key_unreadable:
         out["trongrid_key"] = "unreadable"
     else:
-        out["trongrid_key"] = "set" if settings["api_key_tail"] else None
+        out["trongrid_key"] = "set" if settings.api_key_tail else None
     return out
 
 
