@@ -16,7 +16,7 @@ from sponsorbot.features.all import install
 from sponsorbot.features.base import Options
 from sponsorbot.features.shop.buttons import AdSubmit
 from sponsorbot.features.shop.orders import Order
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.products import ProductDraft
 from sponsorbot.features.shop.settings import ShopConfig
 from sponsorbot.web.deps import Services
 from tests.kit import RunningEngine, Telegram, eventually, make_settings, running_engine, tron_urls

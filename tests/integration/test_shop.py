@@ -14,7 +14,7 @@ import pytest
 
 from sponsorbot.features.content.service import NewContent
 from sponsorbot.features.errors import Conflict, Invalid
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.products import ProductDraft
 from sponsorbot.features.shop.settings import ShopConfig
 from sponsorbot.tron.verifier import credited_usdt
 from tests.integration.broadcastkit import add_people

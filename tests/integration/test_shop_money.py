@@ -18,8 +18,8 @@ from sponsorbot.features.broadcasts.service import Draft as BroadcastDraft
 from sponsorbot.features.errors import Conflict
 from sponsorbot.features.shop.fulfil import Fulfilment, maker
 from sponsorbot.features.shop.orders import Attention
+from sponsorbot.features.shop.products import ProductDraft
 from sponsorbot.features.shop.runner import BUDGET_SPENT, ShopRunner
-from sponsorbot.features.shop.service import ProductDraft
 from sponsorbot.features.shop.settings import CALLS_PER_HOUR
 from sponsorbot.tron.verifier import credited_usdt
 from tests.integration.broadcastkit import add_people

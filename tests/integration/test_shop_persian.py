@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 
 from sponsorbot.features.calendar import jalali_text, persian_number
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.products import ProductDraft
 from tests.integration.panel_kit import client
 from tests.integration.shopkit import shop
 from tests.integration.test_panel_shop import errors_of, panel_env, signed_in

@@ -18,7 +18,7 @@ import pytest
 from sponsorbot.features.all import install
 from sponsorbot.features.shop.fulfil import maker
 from sponsorbot.features.shop.orders import Order
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.products import ProductDraft
 from sponsorbot.features.shop.settings import ShopConfig
 from sponsorbot.web.deps import Services
 from tests.integration.shopkit import add_order

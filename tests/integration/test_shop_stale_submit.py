@@ -7,7 +7,7 @@ from pathlib import Path
 
 import asyncpg
 
-from sponsorbot.features.shop.service import ProductDraft
+from sponsorbot.features.shop.products import ProductDraft
 from tests.integration.shopkit import is_summary, shop
 
 

@@ -37,15 +37,12 @@ from sponsorbot.features.shop.orders import (
     Stuck,
     base58,
 )
-from sponsorbot.features.shop.products import Product
+from sponsorbot.features.shop.products import Product, ProductDraft, check_product
 from sponsorbot.features.shop.rules import (
-    KINDS,
     PAYMENT_STATUSES,
     STATES,
     TRANSFER_STATES,
-    MoneyError,
     can,
-    parse_price,
 )
 from sponsorbot.features.shop.settings import CALLS_PER_HOUR, ShopConfig, ShopSettings
 from sponsorbot.features.shop.transfers import Claim, Transfer, TransferPage
@@ -82,8 +79,6 @@ async def reseal_keys(pool: asyncpg.Pool, box: TokenBox) -> int:
 
 
 MAX_REASON = 500
-MAX_TITLE = 100
-MAX_DESCRIPTION = 1000
 PAGE = 50
 MAX_PAGE = 200
 # A paid order whose ad is not out after this long is shown to the owner (the clock keeps
@@ -94,63 +89,6 @@ STUCK_AFTER = timedelta(minutes=10)
 ASSIGNABLE = ("awaiting_payment", "partly_paid", "expired")
 # How long an advertiser asked for a change has to send it.
 CHANGE_TTL_S = 7 * 24 * 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class ProductDraft:
-    """A product as the owner describes it."""
-
-    kind: str
-    title: str
-    price_usdt: str | Decimal
-    description: str = ""
-    joins: int | None = None
-    days: int | None = None
-    active: bool = True
-    position: int = 0
-    # In Persian, both optional: a Persian advertiser reads these where they are given.
-    title_fa: str = ""
-    description_fa: str = ""
-
-
-def check_product(draft: ProductDraft) -> tuple[Any, ...]:
-    """The product's columns; Invalid, with a code, for anything unusable."""
-    if draft.kind not in KINDS:
-        raise Invalid(f"a product is one of {', '.join(KINDS)}", code="product_kind")
-    title = draft.title.strip()
-    if not 1 <= len(title) <= MAX_TITLE:
-        raise Invalid(f"the title is 1 to {MAX_TITLE} characters", code="product_title")
-    if len(draft.description) > MAX_DESCRIPTION:
-        raise Invalid(f"the description is at most {MAX_DESCRIPTION} characters")
-    title_fa = draft.title_fa.strip()
-    if len(title_fa) > MAX_TITLE:
-        raise Invalid(
-            f"the Persian title is at most {MAX_TITLE} characters", code="product_title_fa"
-        )
-    if len(draft.description_fa) > MAX_DESCRIPTION:
-        raise Invalid(f"the Persian description is at most {MAX_DESCRIPTION} characters")
-    try:
-        price = parse_price(draft.price_usdt)
-    except MoneyError as exc:
-        raise Invalid(str(exc), code="product_price") from None
-    joins = draft.joins if draft.kind == "gate_slot" else None
-    days = draft.days if draft.kind == "banner" else None
-    if draft.kind == "gate_slot" and not (joins and 1 <= joins <= 10_000_000):
-        raise Invalid("a gate slot delivers 1 to 10,000,000 joins", code="product_joins")
-    if draft.kind == "banner" and not (days and 1 <= days <= 365):
-        raise Invalid("a banner is shown for 1 to 365 days", code="product_days")
-    return (
-        draft.kind,
-        title,
-        draft.description.strip(),
-        price,
-        joins,
-        days,
-        draft.active,
-        draft.position,
-        title_fa,
-        draft.description_fa.strip(),
-    )
 
 
 def check_reason(reason: str, required: bool = True) -> str | None:

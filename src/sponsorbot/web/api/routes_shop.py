@@ -11,9 +11,8 @@ from fastapi import APIRouter, Request, Response
 
 from sponsorbot.features.shop import orders
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
-from sponsorbot.features.shop.products import Product
+from sponsorbot.features.shop.products import Product, ProductDraft
 from sponsorbot.features.shop.rules import PaymentStatus, State
-from sponsorbot.features.shop.service import ProductDraft
 from sponsorbot.features.shop.settings import ShopConfig, ShopSettings
 from sponsorbot.web.api.audit import audit_call
 from sponsorbot.web.api.auth import actor_name, refuse_unless

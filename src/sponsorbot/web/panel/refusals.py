@@ -23,7 +23,8 @@ from sponsorbot.features.errors import (
     Refused,
     TooLarge,
 )
-from sponsorbot.features.shop.service import MAX_REASON, MAX_TITLE
+from sponsorbot.features.shop.products import MAX_TITLE
+from sponsorbot.features.shop.service import MAX_REASON
 from sponsorbot.web.panel.i18n import N_
 
 # The owner API's status for each kind of refusal.

@@ -16,9 +16,8 @@ from starlette.datastructures import FormData
 from sponsorbot.config import TronNetwork
 from sponsorbot.features.errors import FeatureError, NotFound
 from sponsorbot.features.shop.payout import MONEY_CHANGED, money_change, money_changes
-from sponsorbot.features.shop.products import Product
+from sponsorbot.features.shop.products import MAX_DESCRIPTION, MAX_TITLE, Product, ProductDraft
 from sponsorbot.features.shop.rules import KINDS
-from sponsorbot.features.shop.service import MAX_DESCRIPTION, MAX_TITLE, ProductDraft
 from sponsorbot.features.shop.settings import ShopConfig, ShopSettings
 from sponsorbot.web.deps import services_of
 from sponsorbot.web.panel.deps import ManageBots, View
