@@ -85,14 +85,9 @@ class Notifier:
 
     async def wait(self, key: str, seconds: float) -> bool:
         """Wait for a wake-up on `key` (True) or the timeout (False); clears the event."""
-        # Not through wait_at_most: the worker's claim loop waits here every round.
         event = self._event(key)
         try:
-            async with asyncio.timeout(seconds):
-                await event.wait()
-            return True
-        except TimeoutError:
-            return False
+            return await wait_at_most(event, seconds)
         finally:
             event.clear()
 
