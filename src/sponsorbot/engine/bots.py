@@ -165,7 +165,8 @@ def secret_hash(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
-@dataclass(eq=False)
+# eq=False compares by identity; repr=False keeps the token box out of any repr.
+@dataclass(eq=False, repr=False)
 class BotService:
     """The engine-level operations on bots (the owner API puts them behind HTTP)."""
 

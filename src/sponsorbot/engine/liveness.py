@@ -83,12 +83,12 @@ def _draw_key() -> int:
     return secrets.randbelow(2**31 - 1) + 1
 
 
-@dataclass(eq=False)
+# repr=False: the DSN may hold the database's password.
+@dataclass(eq=False, repr=False)
 class Liveness:
     """This worker's advisory lock and heartbeat, and the reaping of dead workers."""
 
-    # Kept out of repr: the DSN may hold the database's password.
-    dsn: str = field(repr=False)
+    dsn: str
     owner: str
     notifier: Notifier
     _: KW_ONLY

@@ -15,8 +15,9 @@ from sponsorbot.telegram import Bot, BotApi
 
 
 # A dataclass so that a service needing more (the broadcasts', the shop's) declares only its
-# own fields, not the four shared ones again; eq=False keeps services compared by identity.
-@dataclass(eq=False)
+# own fields, not the four shared ones again. eq=False keeps services compared by identity;
+# repr=False keeps object's repr, so no pool, key box or settings is ever spelled out.
+@dataclass(eq=False, repr=False)
 class OwnerService:
     """The database, the Bot API, the bots and the gate configuration cache, shared."""
 

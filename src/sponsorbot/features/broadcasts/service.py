@@ -178,14 +178,14 @@ def stars_for(people: int) -> float:
     return round(people * STARS_A_MESSAGE, 1)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class BroadcastService(OwnerService):
     """The owner's broadcasts, over the database and the Bot API."""
 
     notifier: Notifier
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     # Whether the database is a Citus coordinator, asked at the first count.
-    _citus: bool | None = field(default=None, init=False, repr=False)
+    _citus: bool | None = field(default=None, init=False)
 
     async def audience_count(self, bot_id: int, audience: Audience) -> int:
         """How many people the audience holds right now."""

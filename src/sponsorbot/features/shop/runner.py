@@ -93,8 +93,9 @@ def start_backoff(tries: int) -> timedelta:
     return timedelta(minutes=(1, 5, 30)[tries - 1] if tries <= 3 else 60)
 
 
-# A dataclass so that each job declares only what it adds; eq=False keeps identity.
-@dataclass(eq=False)
+# A dataclass so that each job declares only what it adds; eq=False keeps identity, and
+# repr=False keeps the settings (the database URL among them) out of any repr.
+@dataclass(eq=False, repr=False)
 class TronGridJob:
     """What the shop's two periodic TronGrid jobs (the runner here, the watcher) share: the
     shop, how to reach TronGrid, and whether the database is a Citus coordinator."""
@@ -117,7 +118,7 @@ class TronGridJob:
             self.citus = await on_citus(self.pool)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ShopRunner(TronGridJob):
     """The verification runner and the shop's clock. Two workers may run it at once (a job's
     lease can run out under a slow TronGrid): every hash and every start is claimed first."""

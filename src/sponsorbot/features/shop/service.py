@@ -103,7 +103,7 @@ def check_reason(reason: str, required: bool = True) -> str | None:
     return reason
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ShopService(OwnerService):
     """Everything the panel and the owner API do with the shop."""
 
@@ -115,7 +115,7 @@ class ShopService(OwnerService):
     # SPONSORBOT_ALLOW_TESTNET: whether a shop may be set to Nile or Shasta.
     allow_testnet: bool = False
     # Bots whose stored TronGrid key no installation key opens, already logged once.
-    _unreadable_logged: set[int] = field(default_factory=set, init=False, repr=False)
+    _unreadable_logged: set[int] = field(default_factory=set, init=False)
 
     def clock(self) -> datetime:
         """Now (a method, so a test could move it)."""

@@ -52,7 +52,7 @@ FORGET_AFTER = 10_000
 LISTING_CALLS = 2
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ShopWatcher(TronGridJob):
     """Looks for transfers into watched addresses and credits what is some order's amount."""
 
